@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Run kle-offload's tests against the installed fork:
+#   1. unit tests (GoogleTest) of the project's own components,
+#   2. the project's lit suite (test/),
+#   3. the upstream x86_64 offload lit suite from the pinned base, as a
+#      regression gate against test/upstream/baseline.txt.
+# Prints a closing "tests: N passed, N failed" line and exits
+# non-zero on any failure. KLE_TEST_SUITES (default "unit lit upstream")
+# selects suites.
+set -uo pipefail
+source "$(dirname "$0")/common.sh"
+
+[ -f "$KLE_PREFIX/share/kle-offload/kle-offload.cfg" ] \
+  || kle_die "the fork is not installed in $KLE_PREFIX; run scripts/setup.sh first."
+suites=${KLE_TEST_SUITES:-unit lit upstream}
+lit=/usr/lib/llvm-22/bin/lit
+passed=0; failed=0; summary=()
+
+count() { # label passed failed
+  passed=$((passed + $2)); failed=$((failed + $3)); summary+=("$1: $2 passed, $3 failed")
+}
+
+lit_counts() { # lit-output-file -> "passed failed"
+  local p f
+  p=$(grep -E '^ *(Passed|Expectedly Failed) *: ' "$1" | awk -F: '{s+=$2} END{print s+0}')
+  f=$(grep -E '^ *(Failed|Unexpectedly Passed|Unresolved|Timed Out) *: ' "$1" | awk -F: '{s+=$2} END{print s+0}')
+  echo "$p $f"
+}
+
+for s in $suites; do
+  case $s in
+  unit)
+    echo "== unit tests"
+    if [ -d "$KLE_BUILD_DIR/unit" ]; then
+      ninja -C "$KLE_BUILD_DIR/unit" >/dev/null || { count unit 0 1; continue; }
+      out="$KLE_BUILD_DIR/unit-tests.log"
+      (cd "$KLE_BUILD_DIR/unit" && ctest --output-on-failure) > "$out" 2>&1
+      tail -3 "$out"
+      p=$(sed -n -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\2 \1/p' "$out" | awk '{print $1-$2, $2}')
+      count unit ${p:-0 1}
+    else
+      echo "(unit tests not configured; run scripts/setup.sh)"; count unit 0 1
+    fi ;;
+  lit)
+    echo "== kle-offload lit suite"
+    out="$KLE_BUILD_DIR/lit-tests.log"
+    "$lit" -sv --param KLE_PREFIX="$KLE_PREFIX" --param KLE_BUILD_DIR="$KLE_BUILD_DIR" \
+      "$KLE_ROOT/test" > "$out" 2>&1
+    grep -E '^(FAIL|XPASS|UNRESOLVED|TIMEOUT):' "$out"
+    sed -n '/^Total Discovered/,$p' "$out"
+    count lit $(lit_counts "$out") ;;
+  upstream)
+    echo "== upstream offload lit suite (x86_64), gate: test/upstream/baseline.txt"
+    "$KLE_ROOT/scripts/upstream-gate.sh"; rc=$?
+    [ $rc -eq 0 ] && count upstream-gate 1 0 || count upstream-gate 0 1 ;;
+  *) kle_die "unknown suite '$s' in KLE_TEST_SUITES (valid: unit lit upstream)" ;;
+  esac
+done
+
+echo
+for l in "${summary[@]}"; do echo "  $l"; done
+echo "tests: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,106 @@
+# -*- Python -*-
+# lit configuration for kle-offload's own test suite.
+#
+# Parameters (lit --param NAME=VALUE, or environment variables of the same
+# name): KLE_PREFIX (installed fork; default <repo>/install) and KLE_BUILD_DIR
+# (default <repo>/build).
+#
+# Features set here:
+#   host-offload     always: the x86_64 host plugin runs target regions
+#   cuda-toolkit     ptxas found, so sm_90 device code links
+#   gpu-nvidia       an NVIDIA GPU answers nvptx-arch
+#   gpu-amd          an AMD GPU answers amdgpu-arch
+#   gpu              either of the two
+#   cuda-standin     the test-only CUDA driver stand-in is built
+import os
+import shutil
+import subprocess
+
+import lit.formats
+
+config.name = "kle-offload"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".c", ".cpp", ".test"]
+config.excludes = ["Inputs", "unit", "cuda-standin", "lit.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+
+repo = os.path.dirname(config.test_source_root)
+
+
+def param(name, default):
+    return lit_config.params.get(name, os.environ.get(name, default))
+
+
+prefix = os.path.abspath(param("KLE_PREFIX", os.path.join(repo, "install")))
+build = os.path.abspath(param("KLE_BUILD_DIR", os.path.join(repo, "build")))
+config.test_exec_root = os.path.join(build, "test")
+llvm_bin = "/usr/lib/llvm-22/bin"
+cfg = os.path.join(prefix, "share", "kle-offload", "kle-offload.cfg")
+if not os.path.exists(cfg):
+    lit_config.fatal(
+        "kle-offload is not installed at %s (no %s); run the README's set-up "
+        "command first, or pass --param KLE_PREFIX=<prefix>" % (prefix, cfg))
+
+clang = shutil.which("clang-22") or lit_config.fatal(
+    "clang-22 not found: install the Debian package 'clang-22'")
+base = clang + " --config=" + cfg + " -fopenmp"
+host_t = "x86_64-unknown-linux-gnu"
+fat = ("-fopenmp-targets=amdgcn-amd-amdhsa,nvptx64-nvidia-cuda," + host_t +
+       " -Xopenmp-target=amdgcn-amd-amdhsa -march=gfx90a"
+       " -Xopenmp-target=nvptx64-nvidia-cuda -march=sm_90")
+
+# Keep the environment small and deterministic; pass through what users set
+# on purpose for debugging.
+for var in ["LIBOMPTARGET_DEBUG", "LIBOMPTARGET_INFO", "CUDA_VISIBLE_DEVICES",
+            "ROCR_VISIBLE_DEVICES", "HOME", "TMPDIR"]:
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
+config.environment["PATH"] = llvm_bin + os.pathsep + os.environ.get("PATH", "")
+
+subs = [
+    ("%clang-fat", base + " " + fat),
+    ("%clang-host", base + " -fopenmp-targets=" + host_t),
+    ("%clang-nooffload", base),
+    ("%clang-sm90", base + " --offload-arch=sm_90"),
+    ("%clang-gfx90a", base + " --offload-arch=gfx90a"),
+    ("%kle-cfg", cfg),
+    ("%kle-prefix", prefix),
+    ("%kle-build", build),
+    ("%repo", repo),
+    ("%scripts", os.path.join(repo, "scripts")),
+    ("%examples", os.path.join(repo, "examples")),
+    ("%run", "timeout 120"),
+    ("%fcheck", os.path.join(llvm_bin, "FileCheck")),
+    ("%objdump", os.path.join(llvm_bin, "llvm-objdump")),
+]
+config.substitutions.extend(subs)
+
+config.available_features.add("host-offload")
+if os.path.exists("/usr/local/cuda/bin/ptxas"):
+    config.available_features.add("cuda-toolkit")
+
+
+def probe(tool):
+    try:
+        out = subprocess.run([os.path.join(llvm_bin, tool)], capture_output=True,
+                             text=True, timeout=30).stdout
+        return bool(out.strip())
+    except Exception:
+        return False
+
+
+if probe("nvptx-arch"):
+    config.available_features.update(["gpu-nvidia", "gpu"])
+if probe("amdgpu-arch"):
+    config.available_features.update(["gpu-amd", "gpu"])
+standin = os.path.join(build, "cuda-standin", "libcuda.so.1")
+if os.path.exists(standin):
+    config.available_features.add("cuda-standin")
+    config.substitutions.append(("%standin-dir", os.path.dirname(standin)))
+
+cache = param("KLE_CACHE_DIR", os.path.join(
+    os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "kle-offload"))
+tarball = os.path.join(cache, "llvm-toolchain-22_22.1.8.orig.tar.xz")
+if os.path.exists(tarball):
+    config.available_features.add("base-tarball-cached")
+    config.substitutions.append(("%base-tarball", os.path.realpath(tarball)))
