@@ -50,7 +50,7 @@ export)
   n=0
   for c in $(G rev-list --reverse base..HEAD); do
     n=$((n + 1))
-    subj=$(G log -1 --format=%s "$c" | sed -e 's/^Description:[[:space:]]*//')
+    subj=$(G log -1 --format=%B "$c" | head -1 | sed -e 's/^Description:[[:space:]]*//')
     slug=$(printf '%s' "$subj" | tr 'A-Z' 'a-z' | sed -E 's/[^a-z0-9]+/-/g; s/^-+//; s/-+$//' | cut -c1-60 | sed -E 's/-+$//')
     name=$(printf '%04d-%s.patch' "$n" "$slug")
     { G log -1 --format=%B "$c" | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}'

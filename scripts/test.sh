@@ -30,17 +30,22 @@ lit_counts() { # lit-output-file -> "passed failed"
 for s in $suites; do
   case $s in
   unit)
-    echo "== unit tests"
-    if [ -d "$KLE_BUILD_DIR/unit" ]; then
-      ninja -C "$KLE_BUILD_DIR/unit" >/dev/null || { count unit 0 1; continue; }
-      out="$KLE_BUILD_DIR/unit-tests.log"
-      (cd "$KLE_BUILD_DIR/unit" && ctest --output-on-failure) > "$out" 2>&1
-      tail -3 "$out"
-      p=$(sed -n -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\2 \1/p' "$out" | awk '{print $1-$2, $2}')
-      count unit ${p:-0 1}
-    else
-      echo "(unit tests not configured; run scripts/setup.sh)"; count unit 0 1
-    fi ;;
+    echo "== unit tests (GoogleTest; plain, ThreadSanitizer, AddressSanitizer)"
+    for d in unit unit-thread unit-address cuda-standin; do
+      bd="$KLE_BUILD_DIR/test/$d"
+      if [ ! -f "$bd/CTestTestfile.cmake" ]; then
+        echo "$d: not built (run scripts/setup.sh)"; count "$d" 0 1; continue
+      fi
+      out="$KLE_BUILD_DIR/test/$d.log"
+      (cd "$bd" && ctest --output-on-failure --timeout 300) > "$out" 2>&1
+      line=$(grep -E 'tests passed, [0-9]+ tests? failed out of [0-9]+' "$out" | tail -1)
+      echo "$d: ${line:-no ctest summary (see $out)}"
+      total=$(sed -n -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\2/p' <<<"$line")
+      nfail=$(sed -n -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/p' <<<"$line")
+      if [ -z "$total" ]; then count "$d" 0 1; tail -20 "$out"; continue; fi
+      [ "$nfail" -gt 0 ] && grep -E '^ *[0-9]+ - .*\(Failed|\(Timeout|\(SEGFAULT|Exception' "$out"
+      count "$d" $((total - nfail)) "$nfail"
+    done ;;
   lit)
     echo "== kle-offload lit suite"
     out="$KLE_BUILD_DIR/lit-tests.log"

@@ -21,7 +21,7 @@ import lit.formats
 config.name = "kle-offload"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".c", ".cpp", ".test"]
-config.excludes = ["Inputs", "unit", "cuda-standin", "lit.cfg.py"]
+config.excludes = ["Inputs", "unit", "src", "selftest", "lit.cfg.py", "README.md"]
 config.test_source_root = os.path.dirname(__file__)
 
 repo = os.path.dirname(config.test_source_root)
@@ -93,10 +93,15 @@ if probe("nvptx-arch"):
     config.available_features.update(["gpu-nvidia", "gpu"])
 if probe("amdgpu-arch"):
     config.available_features.update(["gpu-amd", "gpu"])
-standin = os.path.join(build, "cuda-standin", "libcuda.so.1")
-if os.path.exists(standin):
+# The CPU stand-in for the CUDA driver (test-only; see test/cuda-standin):
+# %standin-env puts it first on the library path, where the CUDA plugin's
+# dlopen("libcuda.so") finds it.
+standin = os.path.join(build, "test", "cuda-standin", "lib", "libcuda.so.1")
+if os.path.exists(standin) and os.path.exists("/usr/local/cuda/bin/ptxas"):
     config.available_features.add("cuda-standin")
     config.substitutions.append(("%standin-dir", os.path.dirname(standin)))
+    config.substitutions.append(
+        ("%standin-env", "env LD_LIBRARY_PATH=" + os.path.dirname(standin)))
 
 cache = param("KLE_CACHE_DIR", os.path.join(
     os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "kle-offload"))

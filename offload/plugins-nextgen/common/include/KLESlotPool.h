@@ -1,0 +1,408 @@
+//===- KLESlotPool.h - Pool of pinned kernel launch environment slots -----===//
+//
+// Part of kle-offload, a fork of the LLVM Project's offload runtime, under the
+// Apache License v2.0 with LLVM Exceptions.
+// See https://llvm.org/LICENSE.txt for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Per-device pool of fixed-size "slots" in pinned, device-visible host memory.
+// The plugin writes a kernel launch environment (KLE) into a slot's host
+// address and passes the slot's device address to the kernel as its implicit
+// first argument (dyn_ptr), so the KLE reaches the GPU without a per-launch
+// device allocation or host-to-device copy.
+//
+// Design lineage:
+//  - offload/plugins-nextgen/common/include/MemoryManager.h: the pool sits
+//    behind a narrow per-device allocator interface (here KLESlabAllocatorTy)
+//    and never talks to a driver itself, so it is unit-tested with a fake.
+//  - llvm/llvm-project PR #213767 ("[offload] Use pinned memory for KLE"):
+//    a pinned buffer per launch, released after synchronization, with a
+//    fall-back to the copy path when no pinned buffer is available.
+//  - The AMDGPU plugin's kernarg pool (offload/plugins-nextgen/amdgpu/src/
+//    rtl.cpp, AMDGPUStreamTy::pushKernelLaunch + schedReleaseBuffer): the GPU
+//    reads per-launch data straight from fine-grained host memory and the
+//    buffer is recycled only once the kernel has completed.
+//
+// This header depends only on LLVM Support and the C++ standard library.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KLE_OFFLOAD_PLUGINS_COMMON_KLESLOTPOOL_H
+#define KLE_OFFLOAD_PLUGINS_COMMON_KLESLOTPOOL_H
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+namespace kle {
+
+/// Why a launch does not use a pool slot and falls back to upstream's copy
+/// path (dataAlloc + dataSubmit of the KLE). The pool itself produces
+/// PoolExhausted, AllocationFailed and TransportDisabled (the latter only
+/// after deinit()); the plugin reports the others through
+/// KLESlotPoolTy::noteFallback() so that all fallbacks appear in one place in
+/// the statistics.
+enum class KLEFallbackReasonTy : uint8_t {
+  /// Every slot is in use and the pool may not grow (MaxSlabs / MaxSlots).
+  PoolExhausted = 0,
+  /// Growing the pool failed (pinned or device allocation failed, or the
+  /// allocator returned memory the pool cannot align), or growth is backed
+  /// off because of a recent failure.
+  AllocationFailed,
+  /// Record-replay is recording or replaying; a host KLE address would
+  /// dangle in the replay process.
+  RecordReplay,
+  /// The device image's kernel-argument ABI does not carry dyn_ptr, or its
+  /// KLE layout is not the one this runtime writes.
+  ImageABI,
+  /// The transport is disabled (by configuration, by the plugin, or because
+  /// the pool was deinitialized).
+  TransportDisabled,
+};
+
+/// Number of KLEFallbackReasonTy enumerators.
+inline constexpr size_t KLENumFallbackReasons = 5;
+
+/// Stable, human-readable name of \p Reason (e.g. "PoolExhausted"), for
+/// debug output and statistics.
+llvm::StringRef toString(KLEFallbackReasonTy Reason);
+
+/// Narrow per-device allocator the pool draws slabs from. Implemented by the
+/// plugin layer over dataAlloc(TARGET_ALLOC_HOST) / device memory, and by a
+/// fake in the unit tests. The pool calls these methods while holding its
+/// internal mutex, so an implementation must not call back into the pool.
+/// All sizes are in bytes. The pool never dereferences device addresses.
+struct KLESlabAllocatorTy {
+  virtual ~KLESlabAllocatorTy() = default;
+
+  /// Allocate \p Size bytes of pinned, device-visible host memory (CUDA
+  /// cuMemAllocHost, AMDGPU fine-grained host pool). The pool aligns slots
+  /// itself, see KLESlotPoolConfigTy::AllocatorAlignment.
+  virtual llvm::Expected<void *> allocatePinned(size_t Size) = 0;
+
+  /// Free memory returned by allocatePinned(); \p HostPtr is exactly the
+  /// pointer allocatePinned() returned.
+  virtual llvm::Error freePinned(void *HostPtr) = 0;
+
+  /// Allocate \p Size bytes of device memory that reads as zero on return
+  /// (per-slot reduction counter blocks).
+  virtual llvm::Expected<void *> allocateDeviceZeroed(size_t Size) = 0;
+
+  /// Free memory returned by allocateDeviceZeroed(); \p DevPtr is exactly the
+  /// pointer allocateDeviceZeroed() returned.
+  virtual llvm::Error freeDevice(void *DevPtr) = 0;
+
+  /// Device address of pinned host memory (identity under unified
+  /// addressing). The pool calls it once per slab with the base pointer
+  /// allocatePinned() returned and derives slot addresses by adding the same
+  /// byte offset on the host and the device side, i.e. it assumes the
+  /// mapping is linear within one allocation.
+  virtual void *getDevicePointer(void *HostPtr) { return HostPtr; }
+};
+
+/// Pool geometry and limits. Validated by KLESlotPoolTy::create().
+struct KLESlotPoolConfigTy {
+  /// Bytes per slot. Must be a multiple of KLESlotPoolTy::SlotAlignment (128,
+  /// the GPU coherence granule) and at least 128, and must hold the KLE.
+  size_t SlotSize = 128;
+
+  /// Bytes of zeroed device memory per slot for the reduction counters.
+  /// Must be a non-zero multiple of 8 and at most 4096. Counter blocks of one
+  /// slab are contiguous, and the first one is 128-byte aligned.
+  size_t CounterBlockSize = 64;
+
+  /// Slots in the first slab. At least 1.
+  uint32_t InitialSlotsPerSlab = 64;
+
+  /// Each new slab has GrowthFactor times the slots of the previous one (1 =
+  /// constant slab size), clamped to MaxSlotsPerSlab and to the MaxSlots
+  /// budget left. At least 1.
+  uint32_t GrowthFactor = 2;
+
+  /// Upper bound on the slots of one slab. At least InitialSlotsPerSlab.
+  uint32_t MaxSlotsPerSlab = 4096;
+
+  /// Upper bound on the number of slabs the pool allocates over its life
+  /// (slabs are never freed before deinit()). At least 1.
+  uint32_t MaxSlabs = 8;
+
+  /// Upper bound on the total number of slots; 0 means "only MaxSlabs bounds
+  /// the pool". The last slab is shrunk to respect it.
+  uint32_t MaxSlots = 0;
+
+  /// Alignment in bytes (a power of two) that the allocator guarantees for
+  /// allocatePinned() and allocateDeviceZeroed(), and that
+  /// getDevicePointer() preserves. If it is below 128 the pool asks for
+  /// (128 - AllocatorAlignment) extra bytes per allocation and aligns inside
+  /// it; if the allocator breaks its promise the slab is freed and the take()
+  /// falls back with AllocationFailed. 1 (the default) makes no assumption;
+  /// plugins whose allocator returns page-aligned memory can pass 4096 to
+  /// avoid the padding.
+  size_t AllocatorAlignment = 1;
+
+  /// After a failed growth attempt, the next this-many takes that would have
+  /// to grow the pool fall back with AllocationFailed without calling the
+  /// allocator. Each further consecutive failure doubles the window, up to
+  /// MaxAllocFailureBackoff; a successful growth resets it. 0 retries on
+  /// every take.
+  uint32_t AllocFailureBackoff = 64;
+
+  /// Upper bound of the doubling backoff window. At least
+  /// AllocFailureBackoff.
+  uint32_t MaxAllocFailureBackoff = 65536;
+};
+
+/// A slot handed out by KLESlotPoolTy::take(). A plain value; copying it does
+/// not duplicate ownership. It stays valid until it is passed to
+/// KLESlotPoolTy::release() or the pool is deinitialized.
+struct KLESlotTy {
+  /// Host address of the slot's SlotSize bytes, 128-byte aligned: the host
+  /// writes the KLE here. Contents are whatever the previous user left.
+  void *HostPtr = nullptr;
+
+  /// Device address of the same bytes, 128-byte aligned: the kernel's dyn_ptr.
+  void *DevicePtr = nullptr;
+
+  /// Device address of this slot's CounterBlockSize-byte counter block. It is
+  /// zero when the slab is created and the device's last team leaves it zero,
+  /// so the host never re-zeroes it.
+  void *DeviceCounters = nullptr;
+
+  /// Opaque identity: slot index and a per-take generation that starts at a
+  /// per-pool seed. Two takes of the same slot yield different ids, and ids of
+  /// different pools differ except with probability about 2^-32. Enough on
+  /// its own to release the slot (KLESlotPoolTy::release(uint64_t)).
+  uint64_t Id = InvalidId;
+
+  static constexpr uint64_t InvalidId = ~uint64_t(0);
+
+  bool isValid() const { return Id != InvalidId; }
+};
+
+/// Result of KLESlotPoolTy::take(): either a slot or the reason to fall back.
+class KLETakeResultTy {
+public:
+  /* implicit */ KLETakeResultTy(const KLESlotTy &Slot) : Slot(Slot) {}
+  /* implicit */ KLETakeResultTy(KLEFallbackReasonTy Reason) : Reason(Reason) {}
+
+  /// True if a slot was handed out.
+  explicit operator bool() const { return Slot.isValid(); }
+
+  /// The slot; only meaningful if the result converts to true.
+  const KLESlotTy &getSlot() const { return Slot; }
+  const KLESlotTy &operator*() const { return Slot; }
+  const KLESlotTy *operator->() const { return &Slot; }
+
+  /// The fallback reason; only meaningful if the result converts to false.
+  KLEFallbackReasonTy getFallbackReason() const { return Reason; }
+
+private:
+  KLESlotTy Slot;
+  KLEFallbackReasonTy Reason = KLEFallbackReasonTy::PoolExhausted;
+};
+
+/// Snapshot of the pool's counters, taken under the pool mutex.
+struct KLESlotPoolStatsTy {
+  /// Successful take() calls.
+  uint64_t SlotsTaken = 0;
+  /// Successful release() calls.
+  uint64_t SlotsReleased = 0;
+  /// Slots handed out and not yet released (0 after deinit()).
+  uint64_t SlotsInUse = 0;
+  /// Maximum of SlotsInUse over the pool's life.
+  uint64_t PeakSlotsInUse = 0;
+  /// Slots in the live slabs (0 after deinit()).
+  uint64_t SlotCapacity = 0;
+  /// Slabs allocated over the pool's life (never decreases).
+  uint64_t SlabsAllocated = 0;
+  /// Slabs currently live (0 after deinit()).
+  uint64_t SlabsLive = 0;
+  /// Fallbacks by reason, indexed by KLEFallbackReasonTy; includes those
+  /// reported with noteFallback().
+  std::array<uint64_t, KLENumFallbackReasons> Fallbacks = {};
+  /// release() calls rejected with an Error (double, stale or foreign).
+  uint64_t ReleaseErrors = 0;
+  /// Allocator calls that failed (pinned or device) while growing.
+  uint64_t AllocationFailures = 0;
+  /// Slots still outstanding when deinit() ran.
+  uint64_t OutstandingAtDeinit = 0;
+  /// Bytes currently held from allocatePinned(), padding included.
+  uint64_t BytesPinned = 0;
+  /// Bytes currently held from allocateDeviceZeroed(), padding included.
+  uint64_t BytesDevice = 0;
+
+  uint64_t getFallbacks(KLEFallbackReasonTy Reason) const {
+    return Fallbacks[static_cast<size_t>(Reason)];
+  }
+  uint64_t getTotalFallbacks() const {
+    uint64_t Sum = 0;
+    for (uint64_t N : Fallbacks)
+      Sum += N;
+    return Sum;
+  }
+};
+
+/// Per-device pool of KLE slots. Follows upstream's MemoryManagerTy
+/// (MemoryManager.h: driver-free pool behind a narrow allocator), the pinned
+/// KLE buffer of llvm/llvm-project PR #213767 (released after
+/// synchronization, copy-path fallback when none is available) and the
+/// AMDGPU plugin's kernarg pool (recycled only on kernel completion).
+///
+/// Counter blocks are zeroed only when their slab is allocated; the pool
+/// relies on the device leaving them zero. A slot whose kernel may have
+/// stopped mid-reduction (launch or kernel error) should therefore not be
+/// released back to the pool by the caller; leaking it until deinit() is safe.
+///
+/// Memory layout: a slab is one allocatePinned() call holding N slots of
+/// SlotSize bytes each, plus one allocateDeviceZeroed() call holding the N
+/// matching counter blocks of CounterBlockSize bytes. Slot HostPtr, DevicePtr
+/// and the first counter block of a slab are 128-byte aligned whatever the
+/// allocator's alignment (see KLESlotPoolConfigTy::AllocatorAlignment).
+/// Slabs grow geometrically up to the configured caps and are freed only by
+/// deinit(), so memory use is bounded by the configuration.
+///
+/// Recycling: free slots sit on a LIFO list of indices. A slot goes back on
+/// it only through release(), which the plugin calls once it has observed
+/// completion of the work that reads the slot (synchronize / queryAsync),
+/// so a slot is never handed out while a kernel may still read it.
+///
+/// Thread-safety: all public member functions may be called concurrently from
+/// any number of threads. One std::mutex guards the pool; take() and
+/// release() hold it for O(1) work. For simplicity a take() that grows the
+/// pool calls the allocator while holding the mutex, so concurrent takes
+/// wait for that allocation; this happens at most MaxSlabs times plus the
+/// retries allowed by the failure backoff.
+///
+/// Lifetime: the allocator must outlive the pool. The destructor calls
+/// deinit() if it has not been called, and drops any Error it returns;
+/// callers that care should call deinit() themselves.
+class KLESlotPoolTy {
+public:
+  /// Alignment in bytes of every slot (host and device address) and of each
+  /// slab's first counter block: the GPU coherence granule.
+  static constexpr size_t SlotAlignment = 128;
+
+  /// Validate \p Config and create an empty pool that draws from
+  /// \p Allocator. No memory is allocated until the first take(). Returns an
+  /// Error (std::errc::invalid_argument) describing the first invalid field.
+  static llvm::Expected<std::unique_ptr<KLESlotPoolTy>>
+  create(KLESlabAllocatorTy &Allocator, const KLESlotPoolConfigTy &Config);
+
+  ~KLESlotPoolTy();
+  KLESlotPoolTy(const KLESlotPoolTy &) = delete;
+  KLESlotPoolTy &operator=(const KLESlotPoolTy &) = delete;
+
+  /// Hand out a free slot, growing the pool by one slab if none is free and
+  /// the caps allow. Never returns an Error: exhaustion, a failed or
+  /// backed-off allocation, and use after deinit() yield a fallback reason
+  /// (PoolExhausted, AllocationFailed, TransportDisabled), which is counted.
+  /// A slot is not handed out again until it has been released.
+  KLETakeResultTy take();
+
+  /// Return \p Slot to the free list. Call only after completion of all work
+  /// that reads the slot or its counters was observed. Returns an Error
+  /// (std::errc::invalid_argument), counted in ReleaseErrors and leaving the
+  /// pool unchanged, if \p Slot was not handed out by this pool, was already
+  /// released (including a stale copy of a handle whose slot was since taken
+  /// again), or the pool was deinitialized.
+  llvm::Error release(const KLESlotTy &Slot);
+
+  /// Same as release(const KLESlotTy &) for callers that keep only the
+  /// handle's Id (what __tgt_async_info keeps: one word per pending slot,
+  /// until the queue completes). The index and generation in \p SlotId are
+  /// checked, so double and stale releases are detected; a foreign id is
+  /// detected through the per-pool generation seed (all but ~2^-32 of the
+  /// time), as the slot's pointers are not available for comparison.
+  llvm::Error release(uint64_t SlotId);
+
+  /// Count a fallback the caller decided on (e.g. RecordReplay, ImageABI,
+  /// TransportDisabled) so that all fallbacks appear in getStats().
+  void noteFallback(KLEFallbackReasonTy Reason);
+
+  /// Free every slab and counter block, including slabs with slots still
+  /// outstanding (their number is recorded in OutstandingAtDeinit). Every
+  /// allocation is freed even if some frees fail; the failures are joined
+  /// into the returned Error. Afterwards take() returns TransportDisabled and
+  /// release() returns an Error. Calling it again is a no-op.
+  llvm::Error deinit();
+
+  /// Thread-safe snapshot of the counters.
+  KLESlotPoolStatsTy getStats() const;
+
+  /// The validated configuration.
+  const KLESlotPoolConfigTy &getConfig() const { return Config; }
+
+private:
+  KLESlotPoolTy(KLESlabAllocatorTy &Allocator,
+                const KLESlotPoolConfigTy &Config);
+
+  /// Per-slot bookkeeping.
+  struct SlotInfoTy {
+    void *HostPtr;
+    void *DevicePtr;
+    void *DeviceCounters;
+    /// Starts at GenerationSeed, incremented by each take; part of the
+    /// handle's Id.
+    uint32_t Generation;
+    bool InUse;
+  };
+
+  /// One pinned allocation and its counter allocation, as the allocator
+  /// returned them (unaligned), for freeing.
+  struct SlabTy {
+    void *PinnedBase;
+    void *CounterBase;
+    size_t PinnedBytes;
+    size_t DeviceBytes;
+  };
+
+  /// Allocate one more slab and push its slots on the free list. Returns
+  /// false (after counting) if it failed; requires Mutex.
+  bool growLocked();
+
+  /// Slots the next slab gets, or 0 if the caps forbid growth; requires Mutex.
+  uint32_t nextSlabSlotsLocked() const;
+
+  /// Validate \p SlotId (and \p Slot's pointers if non-null) and put the slot
+  /// back on the free list; requires Mutex.
+  llvm::Error releaseLocked(uint64_t SlotId, const KLESlotTy *Slot);
+
+  /// Record a fallback and build the result; requires Mutex.
+  KLETakeResultTy fallbackLocked(KLEFallbackReasonTy Reason);
+
+  /// Bytes of padding to request so an allocation can be aligned to
+  /// SlotAlignment.
+  size_t paddingBytes() const;
+
+  KLESlabAllocatorTy &Allocator;
+  const KLESlotPoolConfigTy Config;
+
+  mutable std::mutex Mutex;
+  llvm::SmallVector<SlotInfoTy, 0> Slots;
+  llvm::SmallVector<SlabTy, 8> Slabs;
+  /// LIFO stack of free slot indices.
+  llvm::SmallVector<uint32_t, 0> FreeList;
+  /// Slot count of the last slab allocated (0 before the first).
+  uint32_t LastSlabSlots = 0;
+  /// Growth-needing takes left to skip before retrying the allocator.
+  uint32_t BackoffRemaining = 0;
+  /// Window to apply after the next failure.
+  uint32_t NextBackoff;
+  /// Initial generation of every slot, distinct per pool instance, so that
+  /// ids of different pools (almost surely) differ.
+  const uint32_t GenerationSeed;
+  bool Deinitialized = false;
+  KLESlotPoolStatsTy Stats;
+};
+
+} // namespace kle
+
+#endif // KLE_OFFLOAD_PLUGINS_COMMON_KLESLOTPOOL_H

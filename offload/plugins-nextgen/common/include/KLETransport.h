@@ -1,0 +1,188 @@
+//===-- KLETransport.h - How the KLE reaches the device ----------- C++ -*-===//
+//
+// Part of kle-offload, a fork of the LLVM Project's offload runtime, under the
+// Apache License v2.0 with LLVM Exceptions.
+// See https://llvm.org/LICENSE.txt for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The generic-layer policy for passing the kernel launch environment (KLE,
+// the kernel's implicit first argument dyn_ptr) of kernels with a cross-team
+// reduction. One KLETransportTy per device, owned by GenericDeviceTy. Plugins
+// take part only through two narrow hooks on GenericDeviceTy:
+// supportsZeroCopyKLE() and hasFastPinnedTransfer().
+//
+// Transports (LIBOMPTARGET_KLE_TRANSPORT=auto|zerocopy|staged|copy):
+//   copy      upstream LLVM 22: dataAlloc a 16-byte device KLE, dataSubmit it
+//             from __tgt_async_info::KernelLaunchEnvironment (pageable).
+//   staged    as copy, but the source is a pinned pool slot, so the DMA takes
+//             the pinned path (llvm/llvm-project PR #213767).
+//   zerocopy  the KLE is written into a pinned, device-visible pool slot whose
+//             device address is dyn_ptr; no per-launch device allocation or
+//             host-to-device transfer for the KLE. The reduction counters live
+//             in the slot's device counter block (Shared/KLEAbi.h).
+// auto picks zerocopy where the device supports it, else staged where the
+// plugin has a fast pinned path, else copy. Per launch, zerocopy falls back
+// to copy (counted, never an error) for: record-replay, an image whose
+// DeviceRTL does not export the fork's KLE ABI, an exhausted pool or a failed
+// pinned allocation. staged falls back the same way except for the ABI, which
+// it does not need.
+//
+// Slot lifetime: taken in prepare(), handed to the async info by finish()
+// only after the launch was enqueued (released at once if it was not), and
+// returned to the pool by releaseCompleted() when synchronize() or
+// queryAsync() observes that the queue completed. deinit() frees every slab,
+// including slabs with work still outstanding.
+//
+// Thread-safety: prepare(), finish() and releaseCompleted() may be called
+// concurrently from any number of threads; init() and deinit() may not race
+// with them (the device is being set up or torn down).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef OFFLOAD_PLUGINS_NEXTGEN_COMMON_KLETRANSPORT_H
+#define OFFLOAD_PLUGINS_NEXTGEN_COMMON_KLETRANSPORT_H
+
+#include "KLESlotPool.h"
+#include "Shared/Environment.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/Error.h"
+
+#include <array>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+struct __tgt_async_info;
+
+namespace llvm {
+namespace omp {
+namespace target {
+namespace plugin {
+
+struct GenericDeviceTy;
+struct GenericKernelTy;
+struct DeviceImageTy;
+struct AsyncInfoWrapperTy;
+
+/// How one launch's KLE reached the device.
+enum class KLETransportKindTy : uint8_t { Copy = 0, Staged, ZeroCopy };
+inline constexpr size_t KLENumTransportKinds = 3;
+
+/// The plugin's record-replay state for a launch (RecordReplayTy is private
+/// to PluginInterface.cpp, so the caller passes it in).
+enum class KLERecordReplayTy : uint8_t { None = 0, Recording, Replaying };
+
+/// What LIBOMPTARGET_KLE_TRANSPORT asked for.
+enum class KLETransportModeTy : uint8_t { Auto = 0, ZeroCopy, Staged, Copy };
+
+/// Parse a LIBOMPTARGET_KLE_TRANSPORT value (case-sensitive: auto, zerocopy,
+/// staged, copy). Returns std::nullopt for anything else; an unset variable
+/// (nullptr) or an empty string is Auto.
+std::optional<KLETransportModeTy> parseKLETransportMode(const char *Value);
+
+/// Stable lower-case name ("copy", "staged", "zerocopy").
+llvm::StringRef toString(KLETransportKindTy Kind);
+
+/// What prepare() decided for one launch; passed back to finish().
+struct KLELaunchTy {
+  KLETransportKindTy Kind = KLETransportKindTy::Copy;
+  /// The pool slot read by this launch (zerocopy: the KLE itself; staged: the
+  /// DMA source). Invalid for copy and for kernels without a KLE.
+  kle::KLESlotTy Slot;
+};
+
+/// Per-device transport counters, for the deinit report and tests.
+struct KLETransportStatsTy {
+  /// Launches with a KLE, by transport actually used.
+  std::array<uint64_t, KLENumTransportKinds> Launches = {};
+  /// Pool statistics (fallbacks by reason, slabs, peak slots in use, ...).
+  kle::KLESlotPoolStatsTy Pool;
+};
+
+class KLETransportTy final : public kle::KLESlabAllocatorTy {
+public:
+  explicit KLETransportTy(GenericDeviceTy &Device);
+  ~KLETransportTy() override;
+
+  /// Read LIBOMPTARGET_KLE_TRANSPORT and LIBOMPTARGET_KLE_MAX_SLOTS (an
+  /// invalid value gives one warning naming the variable and the valid
+  /// values, then the default), ask the plugin hooks, and create the (still
+  /// empty) slot pool. Call after the device's own initialization.
+  llvm::Error init();
+
+  /// Print the report (LIBOMPTARGET_INFO data-transfer bit, or
+  /// LIBOMPTARGET_KLE_STATS=1) and free every slab. Call before the device's
+  /// memory is torn down.
+  llvm::Error deinit();
+
+  /// Produce the dyn_ptr for one launch of \p Kernel: nullptr or the ~0
+  /// sentinel exactly as upstream for kernels without a KLE; otherwise the
+  /// device address of the KLE, with the reduction buffer allocated and
+  /// registered on \p AsyncInfoWrapper for release after synchronization.
+  /// \p Launch records what finish() must do. Under record-replay the copy
+  /// transport is used (recording) or no KLE at all (replaying, as upstream).
+  llvm::Expected<KernelLaunchEnvironmentTy *>
+  prepare(const GenericKernelTy &Kernel,
+          const KernelEnvironmentTy &KernelEnvironment, uint32_t Version,
+          KLERecordReplayTy RecordReplay, AsyncInfoWrapperTy &AsyncInfoWrapper,
+          KLELaunchTy &Launch);
+
+  /// After launchImpl: hand \p Launch's slot to the async info if the launch
+  /// was enqueued (\p Enqueued), else return it to the pool at once.
+  void finish(KLELaunchTy &Launch, AsyncInfoWrapperTy &AsyncInfoWrapper,
+              bool Enqueued);
+
+  /// Return slots whose readers completed: synchronize() and queryAsync()
+  /// call it with the ids they took from __tgt_async_info::KLESlotIds once
+  /// the queue drained.
+  llvm::Error releaseCompleted(llvm::ArrayRef<uint64_t> SlotIds);
+
+  /// The transport a launch uses when nothing forces a fallback.
+  KLETransportKindTy getDefaultKind() const { return DefaultKind; }
+
+  KLETransportStatsTy getStats() const;
+
+  // kle::KLESlabAllocatorTy over the device's own allocator.
+  llvm::Expected<void *> allocatePinned(size_t Size) override;
+  llvm::Error freePinned(void *HostPtr) override;
+  llvm::Expected<void *> allocateDeviceZeroed(size_t Size) override;
+  llvm::Error freeDevice(void *DevPtr) override;
+
+private:
+  /// Does \p Image's DeviceRTL export KLE_ABI_VERSION_SYMBOL ==
+  /// KLE_ABI_VERSION? Cached per image.
+  bool imageSpeaksForkABI(DeviceImageTy &Image);
+
+  llvm::Expected<KernelLaunchEnvironmentTy *>
+  prepareCopy(KLELaunchTy &Launch, AsyncInfoWrapperTy &AsyncInfoWrapper,
+              void *ReductionBuffer, const kle::KLESlotTy *Staging);
+
+  void count(KLETransportKindTy Kind) {
+    Launches[static_cast<size_t>(Kind)].fetch_add(1, std::memory_order_relaxed);
+  }
+
+  GenericDeviceTy &Device;
+  KLETransportModeTy Mode = KLETransportModeTy::Auto;
+  KLETransportKindTy DefaultKind = KLETransportKindTy::Copy;
+  bool ZeroCopySupported = false;
+  bool StagedSupported = false;
+  std::unique_ptr<kle::KLESlotPoolTy> Pool;
+  std::array<std::atomic<uint64_t>, KLENumTransportKinds> Launches = {};
+  std::atomic<bool> Deinitialized = false;
+
+  std::mutex ImageMutex;
+  llvm::DenseMap<const DeviceImageTy *, bool> ImageABI;
+};
+
+} // namespace plugin
+} // namespace target
+} // namespace omp
+} // namespace llvm
+
+#endif // OFFLOAD_PLUGINS_NEXTGEN_COMMON_KLETRANSPORT_H

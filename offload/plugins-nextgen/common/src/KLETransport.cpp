@@ -1,0 +1,359 @@
+//===-- KLETransport.cpp - How the KLE reaches the device ------------------===//
+//
+// Part of kle-offload, a fork of the LLVM Project's offload runtime, under the
+// Apache License v2.0 with LLVM Exceptions.
+// See https://llvm.org/LICENSE.txt for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "KLETransport.h"
+
+#include "GlobalHandler.h"
+#include "PluginInterface.h"
+#include "Shared/Debug.h"
+#include "Shared/KLEAbi.h"
+
+#include "llvm/ADT/StringSwitch.h"
+
+#include <cinttypes>
+#include <cstdlib>
+#include <cstring>
+
+using namespace llvm;
+using namespace llvm::omp::target::plugin;
+
+static constexpr const char *TransportEnv = "LIBOMPTARGET_KLE_TRANSPORT";
+static constexpr const char *MaxSlotsEnv = "LIBOMPTARGET_KLE_MAX_SLOTS";
+static constexpr const char *StatsEnv = "LIBOMPTARGET_KLE_STATS";
+
+std::optional<KLETransportModeTy>
+llvm::omp::target::plugin::parseKLETransportMode(const char *Value) {
+  if (!Value || !*Value)
+    return KLETransportModeTy::Auto;
+  return StringSwitch<std::optional<KLETransportModeTy>>(Value)
+      .Case("auto", KLETransportModeTy::Auto)
+      .Case("zerocopy", KLETransportModeTy::ZeroCopy)
+      .Case("staged", KLETransportModeTy::Staged)
+      .Case("copy", KLETransportModeTy::Copy)
+      .Default(std::nullopt);
+}
+
+StringRef llvm::omp::target::plugin::toString(KLETransportKindTy Kind) {
+  switch (Kind) {
+  case KLETransportKindTy::Copy:
+    return "copy";
+  case KLETransportKindTy::Staged:
+    return "staged";
+  case KLETransportKindTy::ZeroCopy:
+    return "zerocopy";
+  }
+  return "unknown";
+}
+
+/// One warning per process and variable, whatever the number of devices.
+static void warnOnce(std::once_flag &Flag, const char *Msg, const char *Var,
+                     const char *Value, const char *Valid) {
+  std::call_once(Flag, [&] {
+    fprintf(stderr,
+            "omptarget warning: %s=\"%s\" is not valid (valid values: %s); "
+            "%s\n",
+            Var, Value, Valid, Msg);
+  });
+}
+
+KLETransportTy::KLETransportTy(GenericDeviceTy &Device) : Device(Device) {}
+
+KLETransportTy::~KLETransportTy() {
+  if (Pool)
+    consumeError(Pool->deinit());
+}
+
+Error KLETransportTy::init() {
+  static std::once_flag TransportWarned, MaxSlotsWarned;
+  const char *Value = std::getenv(TransportEnv);
+  auto ModeOrNone = parseKLETransportMode(Value);
+  if (!ModeOrNone)
+    warnOnce(TransportWarned, "using auto", TransportEnv, Value,
+             "auto, zerocopy, staged, copy");
+  Mode = ModeOrNone.value_or(KLETransportModeTy::Auto);
+
+  ZeroCopySupported = Device.supportsZeroCopyKLE();
+  StagedSupported = Device.hasFastPinnedTransfer();
+  switch (Mode) {
+  case KLETransportModeTy::Auto:
+    DefaultKind = ZeroCopySupported ? KLETransportKindTy::ZeroCopy
+                  : StagedSupported ? KLETransportKindTy::Staged
+                                    : KLETransportKindTy::Copy;
+    break;
+  case KLETransportModeTy::ZeroCopy:
+    DefaultKind = KLETransportKindTy::ZeroCopy;
+    break;
+  case KLETransportModeTy::Staged:
+    DefaultKind = KLETransportKindTy::Staged;
+    break;
+  case KLETransportModeTy::Copy:
+    DefaultKind = KLETransportKindTy::Copy;
+    break;
+  }
+
+  kle::KLESlotPoolConfigTy Config;
+  if (const char *Max = std::getenv(MaxSlotsEnv); Max && *Max) {
+    char *End = nullptr;
+    unsigned long long N = std::strtoull(Max, &End, 10);
+    if (*End || N == 0 || N > (1u << 24) || Max[0] == '-')
+      warnOnce(MaxSlotsWarned, "using the default", MaxSlotsEnv, Max,
+               "an integer from 1 to 16777216");
+    else {
+      Config.MaxSlots = static_cast<uint32_t>(N);
+      Config.InitialSlotsPerSlab =
+          std::min<uint32_t>(Config.InitialSlotsPerSlab, Config.MaxSlots);
+      Config.MaxSlabs = std::max<uint32_t>(Config.MaxSlabs, 32);
+    }
+  }
+  auto PoolOrErr = kle::KLESlotPoolTy::create(*this, Config);
+  if (!PoolOrErr)
+    return PoolOrErr.takeError();
+  Pool = std::move(*PoolOrErr);
+
+  INFO(OMP_INFOTYPE_DATA_TRANSFER, Device.getDeviceId(),
+       "KLE transport: %s (requested %s; zerocopy %ssupported, fast pinned "
+       "copies %ssupported)\n",
+       toString(DefaultKind).data(), Value && *Value ? Value : "auto",
+       ZeroCopySupported ? "" : "not ", StagedSupported ? "" : "not ");
+  return Error::success();
+}
+
+KLETransportStatsTy KLETransportTy::getStats() const {
+  KLETransportStatsTy Stats;
+  for (size_t I = 0; I < KLENumTransportKinds; ++I)
+    Stats.Launches[I] = Launches[I].load(std::memory_order_relaxed);
+  if (Pool)
+    Stats.Pool = Pool->getStats();
+  return Stats;
+}
+
+Error KLETransportTy::deinit() {
+  if (!Pool)
+    return Error::success();
+  Deinitialized.store(true, std::memory_order_release);
+  Error Err = Pool->deinit();
+  KLETransportStatsTy Stats = getStats();
+  const char *StatsVar = std::getenv(StatsEnv);
+  bool Print = (getInfoLevel() & OMP_INFOTYPE_DATA_TRANSFER) ||
+               (StatsVar && !std::strcmp(StatsVar, "1"));
+  uint64_t Total = 0;
+  for (uint64_t N : Stats.Launches)
+    Total += N;
+  if (Print && (Total || Stats.Pool.SlabsAllocated)) {
+    const kle::KLESlotPoolStatsTy &P = Stats.Pool;
+    fprintf(stderr,
+            "omptarget KLE stats: device %d: launches copy=%" PRIu64
+            " staged=%" PRIu64 " zerocopy=%" PRIu64 "; fallbacks",
+            Device.getDeviceId(), Stats.Launches[0], Stats.Launches[1],
+            Stats.Launches[2]);
+    for (size_t R = 0; R < kle::KLENumFallbackReasons; ++R)
+      fprintf(stderr, " %s=%" PRIu64,
+              kle::toString(static_cast<kle::KLEFallbackReasonTy>(R)).data(),
+              P.Fallbacks[R]);
+    fprintf(stderr,
+            "; slabs=%" PRIu64 " peak_slots_in_use=%" PRIu64
+            " outstanding_at_deinit=%" PRIu64 "\n",
+            P.SlabsAllocated, P.PeakSlotsInUse, P.OutstandingAtDeinit);
+  }
+  return Err;
+}
+
+Expected<void *> KLETransportTy::allocatePinned(size_t Size) {
+  return Device.dataAlloc(Size, /*HostPtr=*/nullptr, TARGET_ALLOC_HOST);
+}
+
+Error KLETransportTy::freePinned(void *HostPtr) {
+  return Device.dataDelete(HostPtr, TARGET_ALLOC_HOST);
+}
+
+Expected<void *> KLETransportTy::allocateDeviceZeroed(size_t Size) {
+  // Not through the memory manager: counter blocks live as long as their slab.
+  auto PtrOrErr = Device.allocate(Size, /*HostPtr=*/nullptr, TARGET_ALLOC_DEVICE);
+  if (!PtrOrErr)
+    return PtrOrErr.takeError();
+  if (!*PtrOrErr)
+    return createStringError(inconvertibleErrorCode(),
+                             "device allocation of %zu bytes failed", Size);
+  // Zero it once, synchronously, from a host buffer of zeros.
+  SmallVector<char, 1024> Zeros(Size, 0);
+  AsyncInfoWrapperTy AsyncInfoWrapper(Device, /*AsyncInfoPtr=*/nullptr);
+  Error Err = Device.dataSubmit(*PtrOrErr, Zeros.data(), Size, AsyncInfoWrapper);
+  AsyncInfoWrapper.finalize(Err);
+  if (Err) {
+    consumeError(Device.free(*PtrOrErr, TARGET_ALLOC_DEVICE));
+    return std::move(Err);
+  }
+  return *PtrOrErr;
+}
+
+Error KLETransportTy::freeDevice(void *DevPtr) {
+  return Device.free(DevPtr, TARGET_ALLOC_DEVICE);
+}
+
+bool KLETransportTy::imageSpeaksForkABI(DeviceImageTy &Image) {
+  std::lock_guard<std::mutex> Lock(ImageMutex);
+  auto [It, Inserted] = ImageABI.try_emplace(&Image, false);
+  if (!Inserted)
+    return It->second;
+  GenericGlobalHandlerTy &Handler = Device.Plugin.getGlobalHandler();
+  if (!Handler.isSymbolInImage(Device, Image, KLE_ABI_VERSION_SYMBOL))
+    return false;
+  uint32_t Version = 0;
+  GlobalTy Global(KLE_ABI_VERSION_SYMBOL, sizeof(Version), &Version);
+  if (Error Err = Handler.readGlobalFromImage(Device, Image, Global)) {
+    consumeError(std::move(Err));
+    return false;
+  }
+  It->second = Version == KLE_ABI_VERSION;
+  return It->second;
+}
+
+Expected<KernelLaunchEnvironmentTy *>
+KLETransportTy::prepare(const GenericKernelTy &Kernel,
+                        const KernelEnvironmentTy &KernelEnvironment,
+                        uint32_t Version, KLERecordReplayTy RecordReplay,
+                        AsyncInfoWrapperTy &AsyncInfoWrapper,
+                        KLELaunchTy &Launch) {
+  Launch = KLELaunchTy();
+  // As upstream: ctor/dtor kernels and replays use no (new) KLE, older
+  // compilers emit no dyn_ptr, and kernels without a cross-team reduction get
+  // the ~0 sentinel.
+  if (RecordReplay == KLERecordReplayTy::Replaying ||
+      Version < OMP_KERNEL_ARG_MIN_VERSION_WITH_DYN_PTR)
+    return nullptr;
+  const ConfigurationEnvironmentTy &Config = KernelEnvironment.Configuration;
+  if (!Config.ReductionDataSize || !Config.ReductionBufferLength)
+    return reinterpret_cast<KernelLaunchEnvironmentTy *>(~0);
+
+  // The teams-reduction buffer: per launch, as upstream, under every transport.
+  auto BufferOrErr = Device.dataAlloc(
+      int64_t(Config.ReductionDataSize) * Config.ReductionBufferLength,
+      /*HostPtr=*/nullptr, TargetAllocTy::TARGET_ALLOC_DEVICE);
+  if (!BufferOrErr)
+    return BufferOrErr.takeError();
+  AsyncInfoWrapper.freeAllocationAfterSynchronization(*BufferOrErr);
+  void *ReductionBuffer = *BufferOrErr;
+
+  KLETransportKindTy Want = DefaultKind;
+  if (Want != KLETransportKindTy::Copy) {
+    std::optional<kle::KLEFallbackReasonTy> Why;
+    if (RecordReplay == KLERecordReplayTy::Recording)
+      Why = kle::KLEFallbackReasonTy::RecordReplay;
+    else if (Want == KLETransportKindTy::ZeroCopy && !ZeroCopySupported)
+      Why = kle::KLEFallbackReasonTy::TransportDisabled;
+    else if (Want == KLETransportKindTy::Staged && !StagedSupported)
+      Why = kle::KLEFallbackReasonTy::TransportDisabled;
+    else if (Want == KLETransportKindTy::ZeroCopy &&
+             !imageSpeaksForkABI(Kernel.getImage()))
+      Why = kle::KLEFallbackReasonTy::ImageABI;
+    if (Why) {
+      Pool->noteFallback(*Why);
+      Want = KLETransportKindTy::Copy;
+    }
+  }
+
+  if (Want != KLETransportKindTy::Copy) {
+    kle::KLETakeResultTy Taken = Pool->take();
+    if (!Taken)
+      Want = KLETransportKindTy::Copy; // counted by the pool
+    else
+      Launch.Slot = *Taken;
+  }
+
+  if (Want == KLETransportKindTy::ZeroCopy) {
+    // The slot's previous reader completed before it was released, so it can
+    // be rewritten now. The counters are zero: created zeroed, and reset by
+    // the last team of the previous launch.
+    kle::encodeDeviceCountersKLE(Launch.Slot.HostPtr, ReductionBuffer,
+                                 Launch.Slot.DeviceCounters);
+    Launch.Kind = KLETransportKindTy::ZeroCopy;
+    count(Launch.Kind);
+    INFO(OMP_INFOTYPE_DATA_TRANSFER, Device.getDeviceId(),
+         "KLE transport=zerocopy slot=" DPxMOD " counters=" DPxMOD
+         " ReductionBuffer=" DPxMOD "\n",
+         DPxPTR(Launch.Slot.DevicePtr), DPxPTR(Launch.Slot.DeviceCounters),
+         DPxPTR(ReductionBuffer));
+    return static_cast<KernelLaunchEnvironmentTy *>(Launch.Slot.DevicePtr);
+  }
+
+  auto KLEOrErr = prepareCopy(Launch, AsyncInfoWrapper, ReductionBuffer,
+                              Launch.Slot.isValid() ? &Launch.Slot : nullptr);
+  // On an error a staged transfer may still have been queued: the slot then
+  // waits for the queue like a launched one.
+  if (!KLEOrErr)
+    finish(Launch, AsyncInfoWrapper, /*Enqueued=*/true);
+  return KLEOrErr;
+}
+
+Expected<KernelLaunchEnvironmentTy *>
+KLETransportTy::prepareCopy(KLELaunchTy &Launch,
+                            AsyncInfoWrapperTy &AsyncInfoWrapper,
+                            void *ReductionBuffer,
+                            const kle::KLESlotTy *Staging) {
+  auto AllocOrErr = Device.dataAlloc(sizeof(KernelLaunchEnvironmentTy),
+                                     /*HostPtr=*/nullptr,
+                                     TargetAllocTy::TARGET_ALLOC_DEVICE);
+  if (!AllocOrErr)
+    return AllocOrErr.takeError();
+  AsyncInfoWrapper.freeAllocationAfterSynchronization(*AllocOrErr);
+
+  // Upstream layout: counters zero and in the (device) KLE itself.
+  KernelLaunchEnvironmentTy *Source;
+  if (Staging) {
+    Source = static_cast<KernelLaunchEnvironmentTy *>(Staging->HostPtr);
+    Launch.Kind = KLETransportKindTy::Staged;
+  } else {
+    // A stable address until the transfer is done, as upstream.
+    Source = &(*AsyncInfoWrapper).KernelLaunchEnvironment;
+    Launch.Kind = KLETransportKindTy::Copy;
+  }
+  *Source = KernelLaunchEnvironmentTy();
+  Source->ReductionBuffer = ReductionBuffer;
+  count(Launch.Kind);
+
+  INFO(OMP_INFOTYPE_DATA_TRANSFER, Device.getDeviceId(),
+       "KLE transport=%s HstPtr=" DPxMOD " TgtPtr=" DPxMOD ", Size=%zu, "
+       "Name=KernelLaunchEnv\n",
+       toString(Launch.Kind).data(), DPxPTR(Source), DPxPTR(*AllocOrErr),
+       sizeof(KernelLaunchEnvironmentTy));
+  if (auto Err = Device.dataSubmit(*AllocOrErr, Source,
+                                   sizeof(KernelLaunchEnvironmentTy),
+                                   AsyncInfoWrapper))
+    return std::move(Err);
+  return static_cast<KernelLaunchEnvironmentTy *>(*AllocOrErr);
+}
+
+void KLETransportTy::finish(KLELaunchTy &Launch,
+                            AsyncInfoWrapperTy &AsyncInfoWrapper,
+                            bool Enqueued) {
+  if (!Launch.Slot.isValid())
+    return;
+  if (!Enqueued && Launch.Kind == KLETransportKindTy::ZeroCopy) {
+    // Nothing that reads the slot was enqueued.
+    consumeError(Pool->release(Launch.Slot));
+  } else {
+    // The launch (zerocopy) or the transfer out of the slot (staged) is in
+    // the queue: the slot waits for the queue to complete.
+    __tgt_async_info &AsyncInfo = *AsyncInfoWrapper;
+    std::lock_guard<std::mutex> Lock(AsyncInfo.Mutex);
+    AsyncInfo.KLESlotIds.push_back(Launch.Slot.Id);
+  }
+  Launch.Slot = kle::KLESlotTy();
+}
+
+Error KLETransportTy::releaseCompleted(ArrayRef<uint64_t> SlotIds) {
+  // After deinit the slabs are gone already; a late synchronize has nothing
+  // left to return.
+  if (SlotIds.empty() || Deinitialized.load(std::memory_order_acquire))
+    return Error::success();
+  Error Result = Error::success();
+  for (uint64_t Id : SlotIds)
+    Result = joinErrors(std::move(Result), Pool->release(Id));
+  return Result;
+}

@@ -1,0 +1,29 @@
+// Back-to-back reduction launches (each needs a KLE) without any explicit
+// synchronisation between them, in two rounds over different data.
+// REQUIRES: cuda-standin
+// RUN: %clang-sm90 %s -o %t
+// RUN: %standin-env KLE_STANDIN_DELAY_US=0:200 %run %t 2>&1 | %fcheck %s
+#include <stdio.h>
+#define N 4096
+int main(void) {
+  static int a[N];
+  for (int i = 0; i < N; ++i) a[i] = i;
+  long total = 0;
+#pragma omp target data map(to : a[0:N])
+  for (int round = 0; round < 2; ++round) {
+    for (int k = 0; k < 16; ++k) {
+      long s = 0;
+#pragma omp target teams distribute parallel for reduction(+ : s)
+      for (int i = 0; i < N; ++i) s += a[i] + round;
+      total += s; // kernels compute nothing under the stand-in
+    }
+#pragma omp target update to(a[0:N])
+  }
+  printf("done total=%ld\n", total >= 0 ? 1L : 0L);
+  fflush(stdout);
+  return 0;
+}
+// CHECK-NOT: VIOLATION
+// CHECK: done
+// CHECK: kle-standin: live device=0 pinned=0 managed=0
+// CHECK: kle-standin: launches=32 violations=0

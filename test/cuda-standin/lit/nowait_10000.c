@@ -1,0 +1,31 @@
+// 10,000 nowait reduction launches.  The live-allocation report at context
+// release must be empty and the peak number of live allocations must stay
+// small (bounded by the launches in flight, not by the launch count).
+// NOTE: fails against upstream LLVM 22.1.8: peak device=20007 -- the nowait
+// completion path (queryAsync) never frees AssociatedAllocations (KLE +
+// reduction buffer), only synchronize() does.
+// REQUIRES: cuda-standin
+// RUN: %clang-sm90 %s -o %t
+// RUN: %standin-env KLE_STANDIN_DELAY_US=0:5 %run %t 2>&1 | %fcheck %s
+#include <stdio.h>
+#define N 256
+int main(void) {
+  static long s[100];
+#pragma omp parallel num_threads(1)
+#pragma omp single
+  for (int r = 0; r < 100; ++r) {
+    for (int k = 0; k < 100; ++k) {
+#pragma omp target teams distribute parallel for reduction(+ : s[k]) map(tofrom : s[k]) nowait
+      for (int i = 0; i < N; ++i) s[k] += i;
+    }
+#pragma omp taskwait
+  }
+  printf("done\n");
+  fflush(stdout);
+  return 0;
+}
+// CHECK-NOT: VIOLATION
+// CHECK: done
+// CHECK: kle-standin: live device=0 pinned=0 managed=0 (bytes device=0 pinned=0 managed=0) at=cuDevicePrimaryCtxRelease
+// CHECK-NEXT: kle-standin: peak device={{[0-9]?[0-9]?[0-9]}} pinned={{[0-9]?[0-9]?[0-9]}} managed=0
+// CHECK-NEXT: kle-standin: launches=10000 violations=0
