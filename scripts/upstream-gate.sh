@@ -16,7 +16,7 @@ min_pass=$(sed -n -E 's/^MIN_PASS=([0-9]+).*/\1/p' "$KLE_ROOT/test/upstream/base
 log="$KLE_BUILD_DIR/upstream-x86_64.log"
 
 # Make sure the tests' dependencies (libomptarget, plugins) are current.
-ninja -C "$KLE_BUILD_DIR/offload" omptarget >/dev/null || kle_die "building libomptarget for the upstream suite failed."
+ninja -C "$KLE_BUILD_DIR/offload" omptarget llvm-offload-device-info >/dev/null || kle_die "building libomptarget for the upstream suite failed."
 /usr/lib/llvm-22/bin/lit -v --no-progress-bar -j "$(nproc)" "$suite" > "$log" 2>&1
 
 npass=$(grep -c '^PASS: ' "$log")

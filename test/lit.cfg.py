@@ -102,6 +102,19 @@ if os.path.exists(standin) and os.path.exists("/usr/local/cuda/bin/ptxas"):
     config.substitutions.append(("%standin-dir", os.path.dirname(standin)))
     config.substitutions.append(
         ("%standin-env", "env LD_LIBRARY_PATH=" + os.path.dirname(standin)))
+# An image linked against a stock LLVM 22.1.8 nvptx DeviceRTL (no KLE ABI
+# global), without the fork's clang configuration but with its libomptarget.
+stock = os.path.join(build, "test", "devicertl-stock-nvptx", "lib",
+                     "nvptx64-nvidia-cuda")
+if os.path.exists(os.path.join(stock, "libompdevice.a")):
+    config.available_features.add("stock-devicertl")
+    config.substitutions.append(
+        ("%stockrtl-clang-sm90",
+         clang + " -fopenmp --offload-arch=sm_90 --cuda-path=/usr/local/cuda"
+         " --libomptarget-nvptx-bc-path=" + os.path.join(stock, "libomptarget-nvptx.bc") +
+         " -Xoffload-linker-nvptx64-nvidia-cuda -L" + stock +
+         " -L" + os.path.join(prefix, "lib") +
+         " -Wl,-rpath," + os.path.join(prefix, "lib")))
 
 cache = param("KLE_CACHE_DIR", os.path.join(
     os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "kle-offload"))

@@ -6,7 +6,9 @@
 // reduction buffer), only synchronize() does.
 // REQUIRES: cuda-standin
 // RUN: %clang-sm90 %s -o %t
-// RUN: %standin-env KLE_STANDIN_DELAY_US=0:5 %run %t 2>&1 | %fcheck %s
+// RUN: %standin-env KLE_STANDIN_DELAY_US=0:5 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,ZEROCOPY %s
+// RUN: %standin-env KLE_STANDIN_DELAY_US=0:5 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,COPY %s
+// RUN: %standin-env KLE_STANDIN_DELAY_US=0:5 KLE_STANDIN_EXPECT=zerocopy %run %t 2>&1 | %fcheck %s
 #include <stdio.h>
 #define N 256
 int main(void) {
@@ -26,6 +28,8 @@ int main(void) {
 }
 // CHECK-NOT: VIOLATION
 // CHECK: done
+// ZEROCOPY: omptarget KLE stats: device 0: launches copy=0 staged=0 zerocopy=10000; fallbacks PoolExhausted=0 AllocationFailed=0 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs={{[1-9][0-9]*}}
+// COPY: omptarget KLE stats: device 0: launches copy=10000 staged=0 zerocopy=0; fallbacks PoolExhausted=0 AllocationFailed=0 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs=0 
 // CHECK: kle-standin: live device=0 pinned=0 managed=0 (bytes device=0 pinned=0 managed=0) at=cuDevicePrimaryCtxRelease
 // CHECK-NEXT: kle-standin: peak device={{[0-9]?[0-9]?[0-9]}} pinned={{[0-9]?[0-9]?[0-9]}} managed=0
 // CHECK-NEXT: kle-standin: launches=10000 violations=0

@@ -182,6 +182,7 @@ struct Stream {
   uint64_t Enqueued = 0, Completed = 0;
   bool Destroyed = false;
   bool Exiting = false;
+  bool Stop = false; // set at library unload: the worker returns
   std::mt19937_64 Rng;
 };
 
@@ -649,12 +650,26 @@ void recordWriteLocked(Alloc &A, uintptr_t Lo, size_t N, Stream *S,
 // Streams
 //===----------------------------------------------------------------------===//
 
+// Every stream's worker thread, joined when the library is unloaded: a
+// dlclose (the plugin unloads libcuda at deinit) must never unmap code a
+// worker is still running. Leaked on purpose (outlives static destructors).
+struct WorkerRegistryTy {
+  std::mutex M;
+  std::vector<std::pair<Stream *, std::thread>> Workers;
+};
+WorkerRegistryTy &workers() {
+  static auto *R = new WorkerRegistryTy();
+  return *R;
+}
+
 void streamWorker(Stream *S) {
   for (;;) {
     std::shared_ptr<Op> O;
     {
       std::unique_lock<std::mutex> L(S->M);
-      S->CV.wait(L, [&] { return !S->Q.empty(); });
+      S->CV.wait(L, [&] { return !S->Q.empty() || S->Stop; });
+      if (S->Stop)
+        return;
       O = S->Q.front();
     }
     uint64_t D = cfg().DelayMin;
@@ -679,7 +694,10 @@ Stream *newStream(Ctx *C, bool IsDefault) {
   S->IsDefault = IsDefault;
   S->Id = ++g().StreamIds;
   S->Rng.seed(cfg().Seed + S->Id * 7919);
-  std::thread(streamWorker, S).detach();
+  {
+    std::lock_guard<std::mutex> L(workers().M);
+    workers().Workers.emplace_back(S, std::thread(streamWorker, S));
+  }
   {
     std::lock_guard<std::mutex> L(g().Mtx);
     C->Streams.push_back(S);
@@ -879,6 +897,24 @@ __attribute__((destructor)) void standinFini() {
   if (g().Violations.load())
     finalReport("fini");
   statsReport();
+  // Stop and join the stream workers before our code is unmapped.
+  std::vector<std::pair<Stream *, std::thread>> Ws;
+  {
+    std::lock_guard<std::mutex> L(workers().M);
+    Ws.swap(workers().Workers);
+  }
+  for (auto &W : Ws) {
+    {
+      std::lock_guard<std::mutex> L(W.first->M);
+      W.first->Stop = true;
+    }
+    W.first->CV.notify_all();
+  }
+  for (auto &W : Ws)
+    if (W.second.joinable() && W.second.get_id() != std::this_thread::get_id())
+      W.second.join();
+    else if (W.second.joinable())
+      W.second.detach();
 }
 
 //===----------------------------------------------------------------------===//

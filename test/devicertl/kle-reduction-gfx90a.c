@@ -1,0 +1,41 @@
+// The gfx90a device code of a real teams-reduction program, as linked (LTO)
+// against the fork's DeviceRTL: the kernel reads the KLE through dyn_ptr
+// once (the tagged ReductionBuffer word at +8, the counters word at +0),
+// keeps the decoded pointers in team-local (LDS) memory, and the reduction's
+// device-scope atomics go through the decoded counters pointer, never
+// through dyn_ptr itself. The image exports the KLE ABI version (handshake).
+// RUN: rm -rf %t && mkdir -p %t && cd %t
+// RUN: %clang-gfx90a -O2 %s -o prog -Wl,--save-temps
+// RUN: llvm-dis prog.amdgcn.gfx90a.img.0.5.precodegen.bc -o - | %fcheck %s
+// RUN: llvm-readelf --dyn-syms prog.amdgcn.gfx90a.img | %fcheck --check-prefix=SYM %s
+#include <stdio.h>
+
+int main(void) {
+  long s = 0;
+#pragma omp target teams distribute parallel for num_teams(64) \
+    reduction(+ : s) map(tofrom : s)
+  for (int i = 0; i < 100000; ++i)
+    s += i;
+  printf("%ld\n", s);
+  return 0;
+}
+
+// CHECK: @__kle_offload_abi_version = protected addrspace(4) constant i32 1
+// CHECK: define {{.*}}amdgpu_kernel void @__omp_offloading_{{.*}}_main_l{{[0-9]+}}(ptr noalias noundef %[[DYN:[0-9]+]],
+// CHECK: %[[KLE:[0-9]+]] = addrspacecast ptr %[[DYN]] to ptr addrspace(1)
+// Decode once: the ReductionBuffer word (+8) with its tag bit ...
+// CHECK: getelementptr inbounds i8, ptr addrspace(1) %[[KLE]], i64 8
+// CHECK: and i64 %{{[0-9]+}}, 1
+// ... and the counters word (+0), stored to team-local memory.
+// CHECK: load i64, ptr addrspace(1) %[[KLE]]
+// CHECK: store ptr %{{[0-9]+}}, ptr addrspace(3) {{.*}}.lds, i32 0, i32 {{[0-9]+}})
+// CHECK: store ptr %{{[0-9]+}}, ptr addrspace(3) {{.*}}.lds, i32 0, i32 [[CNTF:[0-9]+]])
+// CHECK-NOT: atomicrmw {{.*}}ptr {{(addrspace\(1\) )?}}%[[KLE]],
+// CHECK-NOT: atomicrmw {{.*}}ptr %[[DYN]],
+// The teams-reduction counters: loaded from team-local memory, then atomics.
+// CHECK: %[[CNT:[0-9]+]] = load ptr, ptr addrspace(3) {{.*}}.lds, i32 0, i32 [[CNTF]])
+// CHECK-NOT: atomicrmw {{.*}}ptr {{(addrspace\(1\) )?}}%[[KLE]],
+// CHECK: atomicrmw uinc_wrap ptr %[[CNT]], i32 {{[0-9]+}} syncscope("agent") seq_cst
+// CHECK-LABEL: {{^}}}
+
+// SYM: __kle_offload_abi_version
