@@ -3,16 +3,17 @@
 #   1. unit tests (GoogleTest) of the project's own components,
 #   2. the project's lit suite (test/),
 #   3. the upstream x86_64 offload lit suite from the pinned base, as a
-#      regression gate against test/upstream/baseline.txt.
+#      regression gate against test/upstream/baseline.txt,
+#   4. a subset of upstream's libomp lit suite against the fork's libomp.
 # Prints a closing "tests: N passed, N failed" line and exits
-# non-zero on any failure. KLE_TEST_SUITES (default "unit lit upstream")
+# non-zero on any failure. KLE_TEST_SUITES (default "unit lit upstream libomp")
 # selects suites.
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
 
 [ -f "$KLE_PREFIX/share/kle-offload/kle-offload.cfg" ] \
   || kle_die "the fork is not installed in $KLE_PREFIX; run scripts/setup.sh first."
-suites=${KLE_TEST_SUITES:-unit lit upstream}
+suites=${KLE_TEST_SUITES:-unit lit upstream libomp}
 lit=/usr/lib/llvm-22/bin/lit
 passed=0; failed=0; summary=()
 
@@ -58,7 +59,11 @@ for s in $suites; do
     echo "== upstream offload lit suite (x86_64), gate: test/upstream/baseline.txt"
     "$KLE_ROOT/scripts/upstream-gate.sh"; rc=$?
     [ $rc -eq 0 ] && count upstream-gate 1 0 || count upstream-gate 0 1 ;;
-  *) kle_die "unknown suite '$s' in KLE_TEST_SUITES (valid: unit lit upstream)" ;;
+  libomp)
+    echo "== upstream libomp lit suite (subset), gate: test/upstream/libomp-known-failures.txt"
+    "$KLE_ROOT/scripts/libomp-gate.sh"; rc=$?
+    [ $rc -eq 0 ] && count libomp-gate 1 0 || count libomp-gate 0 1 ;;
+  *) kle_die "unknown suite '$s' in KLE_TEST_SUITES (valid: unit lit upstream libomp)" ;;
   esac
 done
 

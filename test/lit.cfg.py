@@ -81,18 +81,28 @@ if os.path.exists("/usr/local/cuda/bin/ptxas"):
 
 
 def probe(tool):
+    """First architecture the tool reports (e.g. sm_90, gfx942), or None."""
     try:
         out = subprocess.run([os.path.join(llvm_bin, tool)], capture_output=True,
-                             text=True, timeout=30).stdout
-        return bool(out.strip())
+                             text=True, timeout=30).stdout.split()
+        return out[0] if out else None
     except Exception:
-        return False
+        return None
 
 
-if probe("nvptx-arch"):
+# %clang-gpu compiles for the first GPU found (NVIDIA first).
+gpu_arch = None
+nv = probe("nvptx-arch")
+if nv:
     config.available_features.update(["gpu-nvidia", "gpu"])
-if probe("amdgpu-arch"):
+    gpu_arch = nv
+amd = probe("amdgpu-arch")
+if amd:
     config.available_features.update(["gpu-amd", "gpu"])
+    gpu_arch = gpu_arch or amd
+if gpu_arch:
+    config.substitutions.insert(0, ("%clang-gpu", base + " --offload-arch=" + gpu_arch))
+    lit_config.note("GPU tests enabled for " + gpu_arch)
 # The CPU stand-in for the CUDA driver (test-only; see test/cuda-standin):
 # %standin-env puts it first on the library path, where the CUDA plugin's
 # dlopen("libcuda.so") finds it.

@@ -1,0 +1,70 @@
+// 10,000 nowait cross-team reduction launches leave the device memory and the
+// pinned memory in use flat: measured with cuMemGetInfo after a warm-up of
+// 1,000 launches and after the rest (LLVM 22.1.8 leaked two device
+// allocations per nowait launch; patch 0001), and the pool's slab count.
+// REQUIRES: gpu-nvidia
+// RUN: %clang-gpu -O2 %s -o %t -ldl
+// RUN: env LIBOMPTARGET_KLE_TRANSPORT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,ZEROCOPY %s
+// RUN: env LIBOMPTARGET_KLE_TRANSPORT=copy %run %t 2>&1 | %fcheck %s
+#include <dlfcn.h>
+#include <stdio.h>
+
+typedef int (*cu_fn)();
+static size_t devFree(void) {
+  static void *H;
+  static int (*MemGetInfo)(size_t *, size_t *);
+  if (!H) {
+    H = dlopen("libcuda.so.1", RTLD_NOW);
+    int (*Init)(unsigned) = (int (*)(unsigned))dlsym(H, "cuInit");
+    int (*DevGet)(int *, int) = (int (*)(int *, int))dlsym(H, "cuDeviceGet");
+    int (*Retain)(void **, int) =
+        (int (*)(void **, int))dlsym(H, "cuDevicePrimaryCtxRetain");
+    int (*SetCur)(void *) = (int (*)(void *))dlsym(H, "cuCtxSetCurrent");
+    MemGetInfo = (int (*)(size_t *, size_t *))dlsym(H, "cuMemGetInfo_v2");
+    int Dev;
+    void *Ctx;
+    Init(0);
+    DevGet(&Dev, 0);
+    Retain(&Ctx, Dev);
+    SetCur(Ctx);
+  }
+  size_t Free = 0, Total = 0;
+  MemGetInfo(&Free, &Total);
+  return Free;
+}
+
+static void batch(int n, long *out) {
+#pragma omp parallel num_threads(1)
+#pragma omp single
+  {
+    for (int k = 0; k < n; ++k) {
+#pragma omp target teams distribute parallel for num_teams(8)                 \
+    reduction(+ : out[k % 64 : 1]) map(tofrom : out[k % 64 : 1]) nowait
+      for (int i = 0; i < 256; ++i)
+        out[k % 64] += 1;
+      if (k % 64 == 63) {
+#pragma omp taskwait
+      }
+    }
+#pragma omp taskwait
+  }
+}
+
+int main(void) {
+  static long out[64];
+  batch(1000, out);
+  size_t before = devFree();
+  batch(9000, out);
+  size_t after = devFree();
+  long growth = (long)before - (long)after;
+  printf("device memory growth over 9000 launches: %ld bytes (%s)\n", growth,
+         growth < (4l << 20) ? "flat" : "GROWING");
+  long total = 0;
+  for (int k = 0; k < 64; ++k)
+    total += out[k];
+  printf("total=%ld\n", total);
+  return growth >= (4l << 20);
+}
+// CHECK: device memory growth over 9000 launches: {{-?[0-9]+}} bytes (flat)
+// CHECK: total=2560000
+// ZEROCOPY: launches copy=0 staged=0 zerocopy=10000; fallbacks PoolExhausted=0 AllocationFailed=0 {{.*}}; slabs={{[12]}} peak_slots_in_use={{[0-9]+}}
