@@ -24,3 +24,21 @@ kle_die() {
 kle_note() { echo "kle-offload: $*" >&2; }
 
 kle_sha256() { sha256sum "$1" | cut -d' ' -f1; }
+
+# kle_gate_report LOG KNOWN_FILE SUITE_NAME
+# Compare the failures in a `lit -v` log with the "<test> <reason>" lines of
+# KNOWN_FILE. Prints each unexpected failure and sets KLE_GATE_PASSED (count
+# of PASS lines) and KLE_GATE_UNEXPECTED (count of unexplained failures).
+kle_gate_report() {
+  local log=$1 known=$2 suite=$3 t
+  local -a fails unexpected=()
+  KLE_GATE_PASSED=$(grep -c '^PASS: ' "$log")
+  mapfile -t fails < <(sed -n -E "s/^(FAIL|XPASS|UNRESOLVED|TIMEOUT): ${suite} :: ([^ ]+ :: )?([^ ]+) .*/\3/p" "$log")
+  for t in "${fails[@]}"; do
+    grep -q -E "^${t//./\\.}[[:space:]]" "$known" || unexpected+=("$t")
+  done
+  sed -n '/^Total Discovered/,$p' "$log"
+  echo "$KLE_GATE_PASSED passed, ${#fails[@]} failed (${#unexpected[@]} not explained in $(basename "$known"))"
+  for t in "${unexpected[@]}"; do echo "GATE FAILED: unexpected failure $t"; done
+  KLE_GATE_UNEXPECTED=${#unexpected[@]}
+}

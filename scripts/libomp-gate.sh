@@ -15,15 +15,9 @@ log="$KLE_BUILD_DIR/libomp-tests.log"
 ninja -C "$KLE_BUILD_DIR/libomp" libomp-test-depends >/dev/null || kle_die "building libomp's test dependencies failed."
 (cd "$suite" && /usr/lib/llvm-22/bin/lit -v --no-progress-bar -j "$(nproc)" $dirs) > "$log" 2>&1
 
-npass=$(grep -c '^PASS: ' "$log")
-mapfile -t fails < <(sed -n -E 's/^(FAIL|XPASS|UNRESOLVED|TIMEOUT): libomp :: ([^ ]+) .*/\2/p' "$log")
-unexpected=()
-for t in "${fails[@]}"; do
-  grep -q -E "^${t//./\\.}[[:space:]]" "$known" || unexpected+=("$t")
-done
-sed -n '/^Total Discovered/,$p' "$log"
-echo "libomp suite ($dirs): $npass passed, ${#fails[@]} failed (${#unexpected[@]} not in libomp-known-failures.txt)"
+echo "libomp suite ($dirs):"
+kle_gate_report "$log" "$known" libomp
 rc=0
-[ "$npass" -gt 0 ] || { echo "GATE FAILED: no test passed"; rc=1; }
-for t in "${unexpected[@]}"; do echo "GATE FAILED: unexpected failure $t"; rc=1; done
+[ "$KLE_GATE_PASSED" -gt 0 ] || { echo "GATE FAILED: no test passed"; rc=1; }
+[ "$KLE_GATE_UNEXPECTED" -eq 0 ] || rc=1
 exit $rc
