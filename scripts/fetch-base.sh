@@ -43,7 +43,7 @@ verify() { # file -> 0 if the checksum matches
 
 tarball=""
 if [ -n "${KLE_TARBALL:-}" ]; then
-  [ -r "$KLE_TARBALL" ] || kle_die "KLE_TARBALL=$KLE_TARBALL is not a readable file; unset it to download from apt's mirror."
+  [ -f "$KLE_TARBALL" ] && [ -r "$KLE_TARBALL" ] || kle_die "KLE_TARBALL=$KLE_TARBALL is not a readable file; unset it to download from apt's mirror."
   verify "$KLE_TARBALL" || kle_die "checksum mismatch for KLE_TARBALL=$KLE_TARBALL (want sha256 $KLE_TARBALL_SHA256); point it at an intact $KLE_TARBALL_NAME or unset it."
   tarball=$KLE_TARBALL
 else
@@ -101,7 +101,8 @@ kle_note "extracting ${KLE_BASE_SUBTREES[*]} into $base"
 if ! tar -xJf "$tarball" -C "$tmp" --strip-components=1 "${members[@]}" 2>"$tmp.err"; then
   msg=$(grep -m1 -i 'space' "$tmp.err" || true); rm -f "$tmp.err"
   [ -n "$msg" ] && kle_die "extraction ran out of disk space in $KLE_BUILD_DIR; free space and rerun."
-  kle_die "extracting $tarball failed; delete it and rerun to download a fresh copy."
+  if [ -n "${KLE_TARBALL:-}" ]; then kle_die "extracting KLE_TARBALL=$tarball failed although its checksum matched; check the file system and rerun."; fi
+  kle_die "extracting $tarball failed although its checksum matched; check the file system, or delete it and rerun to download a fresh copy."
 fi
 rm -f "$tmp.err"
 echo "$want" > "$tmp/.kle-base-complete"

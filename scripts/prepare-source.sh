@@ -26,9 +26,11 @@ KLE_OVERLAYS=${KLE_OVERLAYS:-"offload:offload openmp:openmp DeviceRTL:openmp/dev
 command -v patch >/dev/null || kle_die "the 'patch' tool is missing; install the Debian package 'patch'."
 
 # Series entries: one file name per line; blank lines and '#' comments ignored.
-mapfile -t series < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$PATCHES/series" | grep -v '^$' || true)
+[ -d "$OVERLAY_ROOT" ] || kle_die "overlay root $OVERLAY_ROOT is not a directory (KLE_OVERLAY_ROOT)."
+mapfile -t series < <(sed -e 's/#.*//' -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//' "$PATCHES/series" | grep -v '^$' || true)
 for p in "${series[@]}"; do
   [ -f "$PATCHES/$p" ] || kle_die "patch '$p' is listed in $PATCHES/series but $PATCHES/$p does not exist."
+  grep -q '^@@ ' "$PATCHES/$p" || kle_die "patch '$p' holds no diff hunk (empty or header only); remove it from $PATCHES/series or refresh it."
 done
 
 overlay_files() { # prints "repo-relative-path<TAB>tree-relative-path"
@@ -70,6 +72,7 @@ for p in "${series[@]}"; do
   n=$((n + 1))
   if ! out=$(patch -d "$tmp" -p1 --forward --batch --fuzz=0 --no-backup-if-mismatch -r - --dry-run < "$PATCHES/$p" 2>&1); then
     first=$(printf '%s\n' "$out" | grep -m1 -E 'FAILED|can.t find file|malformed|Only garbage|Reversed|No file to patch' || printf '%s\n' "$out" | head -1)
+    first=${first%.}
     kle_die "patch $n/${#series[@]} '$p' does not apply cleanly to the base: ${first}. Refresh it (docs/PATCHES.md)."
   fi
   patch -d "$tmp" -p1 --forward --batch --fuzz=0 --no-backup-if-mismatch -r - -s < "$PATCHES/$p" \
@@ -79,7 +82,7 @@ done
 placed=0
 while IFS=$'\t' read -r from to; do
   if [ -e "$tmp/$to" ]; then
-    kle_die "overlay $from would replace $to, which exists upstream (or in an earlier overlay); change upstream files with a patch instead."
+    kle_die "overlay $from would replace $to, which exists in the base, a patch of the series or an earlier overlay; change upstream files with a patch instead."
   fi
   mkdir -p "$(dirname "$tmp/$to")"
   cp -p "$OVERLAY_ROOT/$from" "$tmp/$to"

@@ -4,7 +4,9 @@
 #   2. the project's lit suite (test/),
 #   3. the upstream x86_64 offload lit suite from the pinned base, as a
 #      regression gate against test/upstream/baseline.txt,
-#   4. a subset of upstream's libomp lit suite against the fork's libomp.
+#   4. a subset of upstream's libomp lit suite against the fork's libomp,
+#   5. (opt-in, "sanitizers") the CUDA stand-in tests against ASan and TSan
+#      builds of libomptarget; .ci/run adds it when CI time allows.
 # Prints a closing "tests: N passed, N failed" line and exits
 # non-zero on any failure. KLE_TEST_SUITES (default "unit lit upstream libomp")
 # selects suites.
@@ -14,6 +16,12 @@ source "$(dirname "$0")/common.sh"
 [ -f "$KLE_PREFIX/share/kle-offload/kle-offload.cfg" ] \
   || kle_die "the fork is not installed in $KLE_PREFIX; run scripts/setup.sh first."
 suites=${KLE_TEST_SUITES:-unit lit upstream libomp}
+[ -n "${suites// /}" ] || kle_die "KLE_TEST_SUITES is empty; name one or more of: unit lit upstream libomp sanitizers."
+for s in $suites; do
+  case $s in unit|lit|upstream|libomp|sanitizers) ;;
+  *) kle_die "unknown suite '$s' in KLE_TEST_SUITES (valid: unit lit upstream libomp sanitizers)" ;;
+  esac
+done
 lit=/usr/lib/llvm-22/bin/lit
 passed=0; failed=0; summary=()
 
@@ -63,7 +71,10 @@ for s in $suites; do
     echo "== upstream libomp lit suite (subset), gate: test/upstream/libomp-known-failures.txt"
     "$KLE_ROOT/scripts/libomp-gate.sh"; rc=$?
     [ $rc -eq 0 ] && count libomp-gate 1 0 || count libomp-gate 0 1 ;;
-  *) kle_die "unknown suite '$s' in KLE_TEST_SUITES (valid: unit lit upstream libomp)" ;;
+  sanitizers)
+    echo "== CUDA stand-in tests against ASan and TSan builds of libomptarget"
+    "$KLE_ROOT/scripts/sanitizer-check.sh"; rc=$?
+    [ $rc -eq 0 ] && count sanitizers 1 0 || count sanitizers 0 1 ;;
   esac
 done
 

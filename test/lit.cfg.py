@@ -21,7 +21,7 @@ import lit.formats
 config.name = "kle-offload"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".c", ".cpp", ".test"]
-config.excludes = ["Inputs", "unit", "src", "selftest", "lit.cfg.py", "README.md"]
+config.excludes = ["Inputs", "unit", "src", "selftest", "lit.cfg.py", "README.md", "tsan.supp"]
 config.test_source_root = os.path.dirname(__file__)
 
 repo = os.path.dirname(config.test_source_root)
@@ -110,8 +110,34 @@ standin = os.path.join(build, "test", "cuda-standin", "lib", "libcuda.so.1")
 if os.path.exists(standin) and os.path.exists("/usr/local/cuda/bin/ptxas"):
     config.available_features.add("cuda-standin")
     config.substitutions.append(("%standin-dir", os.path.dirname(standin)))
+    # KLE_SANITIZER=address|thread: run against libomptarget built with that
+    # sanitizer (scripts/sanitizer-check.sh), its runtime preloaded.
+    san = param("KLE_SANITIZER", "")
+    libdirs = os.path.dirname(standin)
+    san_env = ""
+    if san:
+        san_build = os.path.join(build, "test", "offload-" + san)
+        if not os.path.exists(os.path.join(san_build, "libomptarget.so")):
+            lit_config.fatal("no %s-sanitized libomptarget in %s; run "
+                             "scripts/sanitizer-check.sh" % (san, san_build))
+        short = {"address": "asan", "thread": "tsan"}[san]
+        rt = subprocess.run([clang, "-print-file-name=libclang_rt.%s-x86_64.so" % short],
+                            capture_output=True, text=True).stdout.strip()
+        if san == "thread":
+            # The stand-in itself is instrumented too (its own atomics and
+            # locks must be visible to TSan).
+            libdirs = os.path.join(build, "test", "cuda-standin-thread", "lib")
+        libdirs = san_build + os.pathsep + libdirs
+        opts = "halt_on_error=1:exitcode=86:detect_leaks=0"
+        if san == "thread":
+            # libomp never joins its hidden-helper threads (upstream design).
+            opts += ":report_thread_leaks=0:suppressions=" + os.path.join(config.test_source_root,
+                                                    "cuda-standin", "tsan.supp")
+        san_env = " LD_PRELOAD=%s %s_OPTIONS=%s" % (rt, short.upper(), opts)
+        config.available_features.add(short)
+        config.name += " [" + short + "]"
     config.substitutions.append(
-        ("%standin-env", "env LD_LIBRARY_PATH=" + os.path.dirname(standin)))
+        ("%standin-env", "env LD_LIBRARY_PATH=" + libdirs + san_env))
 # An image linked against a stock LLVM 22.1.8 nvptx DeviceRTL (no KLE ABI
 # global), without the fork's clang configuration but with its libomptarget.
 stock = os.path.join(build, "test", "devicertl-stock-nvptx", "lib",

@@ -119,7 +119,8 @@ Error KLETransportTy::init() {
   INFO(OMP_INFOTYPE_DATA_TRANSFER, Device.getDeviceId(),
        "KLE transport: %s (requested %s; zerocopy %ssupported, fast pinned "
        "copies %ssupported)\n",
-       toString(DefaultKind).data(), Value && *Value ? Value : "auto",
+       toString(DefaultKind).data(),
+       ModeOrNone && Value && *Value ? Value : "auto",
        ZeroCopySupported ? "" : "not ", StagedSupported ? "" : "not ");
   return Error::success();
 }
