@@ -39,4 +39,9 @@ ninja -C "$KLE_BUILD_DIR" -j "$jobs" install \
   || kle_die "building the fork failed (see the output above)."
 kle_note "fork installed in $KLE_PREFIX"
 
+# kle-bench (bench/), built like a user's project with the CMake package.
+cmake -G Ninja -S "$KLE_ROOT/bench" -B "$KLE_BUILD_DIR/bench" -DCMAKE_CXX_COMPILER=clang++-22 \
+  -DCMAKE_PREFIX_PATH="$KLE_PREFIX" >/dev/null && ninja -C "$KLE_BUILD_DIR/bench" >/dev/null \
+  || kle_die "building bench/kle-bench failed (see the output above)."
+
 exec "$KLE_ROOT/scripts/run-examples.sh"

@@ -158,3 +158,6 @@ tarball = os.path.join(cache, "llvm-toolchain-22_22.1.8.orig.tar.xz")
 if os.path.exists(tarball):
     config.available_features.add("base-tarball-cached")
     config.substitutions.append(("%base-tarball", os.path.realpath(tarball)))
+
+if os.access(os.path.join(build, "bench", "kle-bench"), os.X_OK):
+    config.available_features.add("kle-bench")

@@ -1,0 +1,232 @@
+#!/usr/bin/env python3
+"""Compare the KLE transports (zerocopy, staged, copy) and a no-KLE baseline.
+
+Runs bench/kle-bench once per transport per round, interleaving the order
+(ABC, CBA, ...) so that drift on a shared machine cancels, and reports for
+each benchmark and transport the median, p90, p99 and a bootstrap 95%
+confidence interval of the median of the per-run times, with the ratio to the
+no-KLE baseline of the same shape and to the copy transport.
+
+Times are seconds per launch (Google Benchmark's real time per iteration; for
+the pipelined benchmarks, divided by the launches per iteration). On the host
+device or the CUDA driver stand-in the figures are host-side overhead only:
+no kernel runs on a GPU there. Under the stand-in it also counts driver calls
+per launch by entry point (from 100 and 200 launches, so start-up cancels).
+
+Outputs: a table on stdout, and <out>/kle-compare.json and .csv with the
+machine, device, driver, LLVM version and git revision. Python standard
+library only.
+"""
+import argparse
+import csv
+import json
+import os
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+
+TRANSPORTS = ["zerocopy", "staged", "copy"]
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def die(msg):
+    sys.exit("kle-compare: error: " + msg)
+
+
+def run(cmd, env, **kw):
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, **kw)
+
+
+def list_devices(bench, env):
+    out = run([bench, "--list-devices"], env, timeout=120)
+    if out.returncode:
+        die("%s --list-devices failed: %s" % (bench, out.stderr.strip()[-300:]))
+    devs = []
+    for line in out.stdout.splitlines():
+        num, _, uid = line.partition(" ")
+        if num.isdigit():
+            devs.append((int(num), uid))
+    return devs
+
+
+def pick_device(devs, want):
+    if want != "auto":
+        for num, uid in devs:
+            if str(num) == want:
+                return num, uid
+        die("no device %s (devices: %s)" % (want, devs))
+    gpus = [d for d in devs if not d[1].startswith("x86_64")]
+    if gpus:
+        return gpus[0]
+    if devs:
+        return devs[0]
+    die("kle-bench sees no offload device")
+
+
+def percentile(xs, p):
+    xs = sorted(xs)
+    k = (len(xs) - 1) * p
+    lo, hi = int(k), min(int(k) + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
+
+
+def median_ci(xs, rng, resamples=2000):
+    meds = sorted(statistics.median(rng.choices(xs, k=len(xs)))
+                  for _ in range(resamples))
+    return meds[int(0.025 * resamples)], meds[int(0.975 * resamples) - 1]
+
+
+def per_launch(b):
+    t = b["real_time"] * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[b["time_unit"]]
+    name = b["run_name"]
+    if "/launches:" in name:
+        t /= int(name.split("/launches:")[1].split("/")[0])
+    return t
+
+
+def baseline_name(name):
+    return (name.replace("SyncReductionThreads", "-")
+                .replace("SyncReduction", "SyncBaseline")
+                .replace("PipelinedReduction", "PipelinedBaseline"))
+
+
+def driver_calls(bench, env, standin_dir):
+    """Driver calls per launch by entry point, from 100 and 200 launches."""
+    counts = {}
+    for n in (100, 200):
+        with tempfile.NamedTemporaryFile("r", suffix=".txt") as f:
+            e = dict(env, KLE_STANDIN_STATS_FILE=f.name)
+            r = run([bench, "--launches", str(n)], e, timeout=600)
+            if r.returncode:
+                die("kle-bench --launches failed: " + r.stderr.strip()[-300:])
+            c = {}
+            for line in open(f.name):
+                parts = line.split()
+                if len(parts) == 2 and not parts[0].startswith("#"):
+                    c[parts[0]] = int(parts[1])
+            counts[n] = c
+    names = sorted(set(counts[100]) | set(counts[200]))
+    return {k: (counts[200].get(k, 0) - counts[100].get(k, 0)) / 100.0 for k in names}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bench", default=os.path.join(REPO, "build", "bench", "kle-bench"))
+    ap.add_argument("--device", default="auto", help="device number, or auto (first GPU, else host)")
+    ap.add_argument("--rounds", type=int, default=5, help="runs per transport, interleaved")
+    ap.add_argument("--min-time", default="0.2", help="--benchmark_min_time per benchmark (s)")
+    ap.add_argument("--filter", default=".", help="--benchmark_filter")
+    ap.add_argument("--standin", default="", help="CUDA driver stand-in lib dir (host-side overhead only)")
+    ap.add_argument("--out", default=os.path.join(REPO, "build", "bench-results"))
+    a = ap.parse_args()
+    if not os.access(a.bench, os.X_OK):
+        die("%s is not an executable kle-bench; build bench/ first (README, Benchmarks)" % a.bench)
+    if a.rounds < 2:
+        die("--rounds must be at least 2")
+
+    env = dict(os.environ)
+    env.pop("LIBOMPTARGET_KLE_TRANSPORT", None)
+    if a.standin:
+        if not os.path.exists(os.path.join(a.standin, "libcuda.so.1")):
+            die("no libcuda.so.1 in --standin %s" % a.standin)
+        env["LD_LIBRARY_PATH"] = a.standin + os.pathsep + env.get("LD_LIBRARY_PATH", "")
+        env.setdefault("KLE_STANDIN_DELAY_US", "0:0")
+    num, uid = pick_device(list_devices(a.bench, env), a.device)
+    env["KLE_BENCH_DEVICE"] = str(num)
+    host_only = uid.startswith("x86_64") or bool(a.standin)
+    driver = ("CUDA driver stand-in" if a.standin else
+              "host device" if uid.startswith("x86_64") else "")
+    if not driver:
+        smi = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True) if shutil_which("nvidia-smi") else None
+        driver = "CUDA driver " + smi.stdout.strip() if smi and smi.returncode == 0 else "unknown"
+
+    samples = {}  # (benchmark, transport) -> [seconds per launch]
+    for r in range(a.rounds):
+        order = TRANSPORTS if r % 2 == 0 else TRANSPORTS[::-1]
+        for t in order:
+            with tempfile.NamedTemporaryFile("r", suffix=".json") as f:
+                e = dict(env, LIBOMPTARGET_KLE_TRANSPORT=t)
+                res = run([a.bench, "--benchmark_min_time=" + a.min_time,
+                           "--benchmark_filter=" + a.filter,
+                           "--benchmark_out=" + f.name, "--benchmark_out_format=json"],
+                          e, timeout=1800)
+                if res.returncode:
+                    die("kle-bench failed under %s: %s" % (t, res.stderr.strip()[-400:]))
+                data = json.load(open(f.name))
+            for b in data["benchmarks"]:
+                name = b["run_name"]
+                key = ("baseline" if "Baseline" in name else t)
+                samples.setdefault((name, key), []).append(per_launch(b))
+            print("round %d/%d: %s done" % (r + 1, a.rounds, t), file=sys.stderr)
+
+    rng = random.Random(42)
+    rows = []
+    for (name, t), xs in sorted(samples.items()):
+        lo, hi = median_ci(xs, rng)
+        rows.append({"benchmark": name, "transport": t, "runs": len(xs),
+                     "median_s": statistics.median(xs), "p90_s": percentile(xs, 0.9),
+                     "p99_s": percentile(xs, 0.99), "ci95_lo_s": lo, "ci95_hi_s": hi})
+    med = {(r["benchmark"], r["transport"]): r["median_s"] for r in rows}
+    for r in rows:
+        base = med.get((baseline_name(r["benchmark"]), "baseline"))
+        copy = med.get((r["benchmark"], "copy"))
+        r["vs_baseline"] = r["median_s"] / base if base and r["transport"] != "baseline" else None
+        r["vs_copy"] = r["median_s"] / copy if copy and r["transport"] not in ("copy", "baseline") else None
+
+    calls_by_t = {}
+    if a.standin:
+        for t in TRANSPORTS:
+            calls_by_t[t] = driver_calls(a.bench, dict(env, LIBOMPTARGET_KLE_TRANSPORT=t), a.standin)
+
+    git = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
+                         capture_output=True, text=True).stdout.strip()
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
+                if l.startswith("model name")), platform.processor())
+    meta = {"machine": platform.node(), "cpu": cpu, "device": "%d %s" % (num, uid),
+            "driver": driver, "llvm": "22.1.8", "git": git, "rounds": a.rounds,
+            "host_side_overhead_only": host_only}
+
+    title = "KLE transports on device %d (%s), %s" % (num, uid, driver)
+    print(title)
+    if host_only:
+        print("HOST-SIDE OVERHEAD ONLY: no kernel ran on a GPU; these figures are not GPU launch latency.")
+    print("%-46s %-9s %4s %11s %11s %11s %23s %8s %8s" % (
+        "benchmark", "transport", "runs", "median(us)", "p90(us)", "p99(us)",
+        "95% CI of median (us)", "/base", "/copy"))
+    for r in rows:
+        f = lambda v: "%.2f" % v if v is not None else "-"
+        print("%-46s %-9s %4d %11.3f %11.3f %11.3f %11.3f..%-11.3f %8s %8s" % (
+            r["benchmark"], r["transport"], r["runs"], r["median_s"] * 1e6, r["p90_s"] * 1e6,
+            r["p99_s"] * 1e6, r["ci95_lo_s"] * 1e6, r["ci95_hi_s"] * 1e6,
+            f(r["vs_baseline"]), f(r["vs_copy"])))
+    if calls_by_t:
+        print("\nDriver calls per launch (SyncReduction, teams=1; from 200 - 100 launches):")
+        names = sorted(set().union(*[set(c) for c in calls_by_t.values()]))
+        print("%-28s" % "entry point" + "".join("%10s" % t for t in TRANSPORTS))
+        for n in names:
+            vals = [calls_by_t[t].get(n, 0.0) for t in TRANSPORTS]
+            if any(vals):
+                print("%-28s" % n + "".join("%10.2f" % v for v in vals))
+
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(a.out, "kle-compare.json"), "w") as f:
+        json.dump({"meta": meta, "results": rows, "driver_calls_per_launch": calls_by_t}, f, indent=1)
+    with open(os.path.join(a.out, "kle-compare.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(meta) + list(rows[0]))
+        w.writeheader()
+        for r in rows:
+            w.writerow(dict(meta, **r))
+    print("\nwrote %s/kle-compare.json and kle-compare.csv" % a.out)
+
+
+def shutil_which(name):
+    import shutil
+    return shutil.which(name)
+
+
+if __name__ == "__main__":
+    main()
