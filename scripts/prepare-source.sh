@@ -38,8 +38,8 @@ overlay_files() { # prints "repo-relative-path<TAB>tree-relative-path"
   for pair in $KLE_OVERLAYS; do
     from=${pair%%:*}; to=${pair#*:}
     [ -d "$OVERLAY_ROOT/$from" ] || continue
-    ( cd "$OVERLAY_ROOT" && find "$from" -type f ! -name '*.orig' ! -name '*~' | LC_ALL=C sort ) | while read -r f; do
-      # Nested overlay roots (plugins/amdgpu inside offload? no) are disjoint by construction.
+    # README.md files document the overlay directory itself and stay here.
+    ( cd "$OVERLAY_ROOT" && find "$from" -type f ! -name '*.orig' ! -name '*~' ! -name README.md | LC_ALL=C sort ) | while read -r f; do
       printf '%s\t%s\n' "$f" "$to/${f#"$from"/}"
     done
   done
