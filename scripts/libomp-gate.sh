@@ -6,7 +6,7 @@
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
 
-dirs=${KLE_LIBOMP_TEST_DIRS:-"teams parallel tasking/hidden_helper_task target misc_bugs barrier critical worksharing/for"}
+dirs=${KLE_LIBOMP_TEST_DIRS:-"teams parallel tasking/hidden_helper_task target misc_bugs barrier critical"}
 suite="$KLE_BUILD_DIR/libomp/runtime/test"
 [ -f "$suite/lit.site.cfg" ] || kle_die "no libomp test suite at $suite; run scripts/setup.sh first."
 known="$KLE_ROOT/test/upstream/libomp-known-failures.txt"
