@@ -1,13 +1,11 @@
 // Exit while nowait launches are still in flight (no taskwait): the runtime
-// must drain them before it frees KLE memory or releases the context.
-// NOTE: against the upstream LLVM 22.1.8 runtime this crashes even WITHOUT
-// the stand-in (hidden-helper task calls __tgt_target_kernel after
-// libomptarget was torn down: SIGSEGV in OffloadPolicy::OffloadPolicy).
-// XFAIL: *
-// Expected to fail until the shutdown-ordering defect above is fixed: the
-// process exits while hidden-helper threads still run deferred target tasks,
-// after libomptarget was torn down (an LLVM 22.1.8 host-runtime defect, seen
-// with and without the stand-in; not a KLE-transport fault).
+// must finish them before it frees KLE memory or releases the context.
+// Upstream LLVM 22.1.8 crashed here, with and without the stand-in: the
+// program's atexit handler (__tgt_unregister_lib) tore libomptarget down while
+// hidden helper threads still held the deferred target tasks, which then
+// called __tgt_target_kernel on a deleted PluginManager. Patch 0007 waits for
+// the calling task's children first; test/host/exit_with_nowait_inflight.c
+// checks the same on the host device.
 // REQUIRES: cuda-standin
 // RUN: %clang-sm90 %s -o %t
 // RUN: %standin-env KLE_STANDIN_DELAY_US=2000:5000 %run %t 2>&1 | %fcheck %s

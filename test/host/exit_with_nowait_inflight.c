@@ -1,0 +1,35 @@
+// Returning from main with deferred (nowait) target regions not yet waited
+// for: the runtime finishes them before it unregisters the image at exit
+// (patch 0007) instead of crashing in a torn-down libomptarget. Each region
+// prints once from the host device and stores its sum through a pointer that
+// outlives main (static storage), so the output shows every region ran to
+// completion after main returned.
+// RUN: %clang-host -O2 %s -o %t
+// RUN: %run %t | sort | %fcheck %s
+// RUN: %run %t | sort | %fcheck %s
+// RUN: %run %t | sort | %fcheck %s
+#include <stdio.h>
+
+#define N 256
+#define R 16
+
+static long sums[R];
+
+int main(void) {
+  for (int k = 0; k < R; ++k) {
+    long *s = &sums[k];
+#pragma omp target teams distribute parallel for reduction(+ : s[0])      \
+    map(tofrom : s[0]) firstprivate(k) nowait
+    for (int i = 0; i < N; ++i) {
+      s[0] += i + k;
+      if (i == 0)
+        printf("region %d ran\n", k);
+    }
+  }
+  printf("returning with target regions in flight\n");
+  fflush(stdout);
+  return 0;
+}
+// Sorted output: the 16 region lines, then main's line.
+// CHECK-COUNT-16: region {{[0-9]+}} ran
+// CHECK-NEXT: returning with target regions in flight
