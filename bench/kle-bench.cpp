@@ -19,20 +19,32 @@
 //   Pipelined{Reduction,Baseline}/launches:N
 //                           N nowait launches then one taskwait; the time is
 //                           reported per launch (items = launches)
+//   Kernel{Reduction,Baseline}/teams:N
+//                           the kernel's own run time on the GPU (CUDA events
+//                           around cuLaunchKernel, manual time), registered
+//                           only when bench/kernel-timer's libcuda.so is
+//                           loaded (kle-compare.py --kernel-times): exposes
+//                           any slowdown from reading the KLE over the link
 // SyncReduction also runs with 1, 4 and 16 host threads launching at once.
 // KLE_BENCH_DEVICE selects the device (default: the default device);
 // --list-devices prints "<number> <uid>" for each offload device;
-// --launches N runs N synchronous reduction launches and exits.
+// --launches N runs N synchronous reduction launches and exits;
+// --latency-samples N prints, as JSON, N per-launch launch-to-completion
+// latencies (ns, steady clock) of the reduction and the baseline kernel at
+// 1 and 1024 teams, the two launched alternately (ABAB) after a warm-up.
 //
 //===----------------------------------------------------------------------===//
 
 #include <benchmark/benchmark.h>
+#include <dlfcn.h>
 #include <omp.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -113,6 +125,80 @@ template <bool Reduction> void Pipelined(benchmark::State &State) {
   State.SetItemsProcessed(State.iterations() * N);
 }
 
+using CollectFnTy = size_t (*)(double *, size_t, int);
+
+// bench/kernel-timer's collector, if its libcuda.so is the one the CUDA
+// plugin loaded (call after the devices were initialised).
+CollectFnTy kernelTimer() {
+  if (void *F = dlsym(RTLD_DEFAULT, "kle_kernel_timer_collect"))
+    return reinterpret_cast<CollectFnTy>(F);
+  if (void *H = dlopen("libcuda.so", RTLD_LAZY | RTLD_NOLOAD))
+    return reinterpret_cast<CollectFnTy>(dlsym(H, "kle_kernel_timer_collect"));
+  return nullptr;
+}
+
+template <bool Reduction>
+void KernelTime(benchmark::State &State, CollectFnTy Collect) {
+  const int Dev = benchDevice(), Teams = static_cast<int>(State.range(0));
+  double Ms[16];
+  (Reduction ? reductionLaunch : baselineLaunch)(Dev, Teams);
+  while (Collect(Ms, 16, 1) == 16) {
+  }
+  for (auto _ : State) {
+    benchmark::DoNotOptimize((Reduction ? reductionLaunch : baselineLaunch)(Dev, Teams));
+    // One kernel per target region: its time, summed in case of more.
+    double Sum = 0;
+    size_t N = Collect(Ms, 16, /*Wait=*/1);
+    for (size_t I = 0; I < N; ++I)
+      Sum += Ms[I];
+    if (!N) {
+      State.SkipWithError("the kernel timer returned no time for a launch");
+      break;
+    }
+    State.SetIterationTime(Sum / 1e3);
+  }
+  State.SetItemsProcessed(State.iterations());
+}
+
+// Per-launch latencies as JSON on stdout (see the header).
+int latencySamples(int N) {
+  const int Dev = benchDevice();
+  using Clock = std::chrono::steady_clock;
+  std::printf("{");
+  const int TeamCounts[] = {1, 1024};
+  for (int T = 0; T < 2; ++T) {
+    const int Teams = TeamCounts[T];
+    std::vector<long long> Red, Base;
+    Red.reserve(N);
+    Base.reserve(N);
+    for (int K = 0; K < 50; ++K) { // warm-up: images, pools, caches
+      reductionLaunch(Dev, Teams);
+      baselineLaunch(Dev, Teams);
+    }
+    for (int K = 0; K < N; ++K) {
+      auto T0 = Clock::now();
+      benchmark::DoNotOptimize(reductionLaunch(Dev, Teams));
+      auto T1 = Clock::now();
+      benchmark::DoNotOptimize(baselineLaunch(Dev, Teams));
+      auto T2 = Clock::now();
+      Red.push_back((T1 - T0).count());
+      Base.push_back((T2 - T1).count());
+    }
+    auto Emit = [](const char *Name, const std::vector<long long> &V, bool Last) {
+      std::printf("\"%s\": [", Name);
+      for (size_t I = 0; I < V.size(); ++I)
+        std::printf("%s%lld", I ? "," : "", V[I]);
+      std::printf("]%s", Last ? "" : ", ");
+    };
+    std::printf("%s\"teams:%d\": {", T ? ", " : "", Teams);
+    Emit("reduction", Red, false);
+    Emit("baseline", Base, true);
+    std::printf("}");
+  }
+  std::printf("}\n");
+  return 0;
+}
+
 void teamCounts(benchmark::internal::Benchmark *B) {
   B->ArgName("teams");
   for (int Teams : {1, 8, 132, 1024, 16384})
@@ -150,10 +236,30 @@ int main(int argc, char **argv) {
       std::printf("launches done, checksum %ld\n", Sum);
       return 0;
     }
+  for (int I = 1; I + 1 < argc; ++I)
+    if (!std::strcmp(argv[I], "--latency-samples")) {
+      int N = std::atoi(argv[I + 1]);
+      if (N < 1 || N > 10000000) {
+        std::fprintf(stderr, "kle-bench: error: --latency-samples wants 1..1e7\n");
+        return 2;
+      }
+      return latencySamples(N);
+    }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv))
     return 1;
   const char *Uid = omp_get_uid_from_device(benchDevice());
+  // The devices are initialised now, so the plugin has loaded libcuda.so:
+  // register the kernel-only benchmarks if that is bench/kernel-timer's.
+  if (CollectFnTy Collect = kernelTimer()) {
+    for (bool Red : {true, false}) {
+      auto *B = benchmark::RegisterBenchmark(
+          Red ? "KernelReduction" : "KernelBaseline",
+          Red ? KernelTime<true> : KernelTime<false>, Collect);
+      teamCounts(B);
+      B->UseManualTime();
+    }
+  }
   const char *Transport = std::getenv("LIBOMPTARGET_KLE_TRANSPORT");
   benchmark::AddCustomContext("kle_device", std::to_string(benchDevice()));
   benchmark::AddCustomContext("kle_device_uid", Uid ? Uid : "?");

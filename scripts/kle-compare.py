@@ -13,6 +13,17 @@ device or the CUDA driver stand-in the figures are host-side overhead only:
 no kernel runs on a GPU there. Under the stand-in it also counts driver calls
 per launch by entry point (from 100 and 200 launches, so start-up cancels).
 
+Besides the Google Benchmark figures (one sample per run and round), each
+round also records per-launch latencies ("LaunchLatency/teams:N": kle-bench
+--latency-samples, reduction and baseline launched alternately), so the p90
+and p99 of those rows are per-launch percentiles. On a CUDA device, with
+--kernel-times (default: on when build/bench/kernel-timer exists), a third
+pass per round puts bench/kernel-timer's libcuda.so on LD_LIBRARY_PATH and
+records the kernels' own GPU run times ("KernelReduction/teams:N" against
+"KernelBaseline/teams:N"). The 95% confidence interval of a median is the
+distribution-free order-statistic interval when a row has 100 or more
+samples, else a bootstrap (2000 resamples, fixed seed).
+
 Outputs: a table on stdout, and <out>/kle-compare.json and .csv with the
 machine, device, driver, LLVM version and git revision. Python standard
 library only.
@@ -74,6 +85,11 @@ def percentile(xs, p):
 
 
 def median_ci(xs, rng, resamples=2000):
+    if len(xs) >= 100:  # order statistics: ranks n/2 -+ 1.96 sqrt(n)/2
+        ys = sorted(xs)
+        n = len(ys)
+        half = 1.96 * (n ** 0.5) / 2
+        return ys[max(0, int(n / 2 - half))], ys[min(n - 1, int(n / 2 + half + 0.5))]
     meds = sorted(statistics.median(rng.choices(xs, k=len(xs)))
                   for _ in range(resamples))
     return meds[int(0.025 * resamples)], meds[int(0.975 * resamples) - 1]
@@ -90,7 +106,8 @@ def per_launch(b):
 def baseline_name(name):
     return (name.replace("SyncReductionThreads", "-")
                 .replace("SyncReduction", "SyncBaseline")
-                .replace("PipelinedReduction", "PipelinedBaseline"))
+                .replace("PipelinedReduction", "PipelinedBaseline")
+                .replace("KernelReduction", "KernelBaseline"))
 
 
 def driver_calls(bench, env, standin_dir):
@@ -112,6 +129,18 @@ def driver_calls(bench, env, standin_dir):
     return {k: (counts[200].get(k, 0) - counts[100].get(k, 0)) / 100.0 for k in names}
 
 
+def kle_path_ns(bench, env, launches=1000):
+    """Mean host ns per launch in the plugin's KLE path (KLE stats line)."""
+    r = run([bench, "--launches", str(launches)],
+            dict(env, LIBOMPTARGET_KLE_STATS="1"), timeout=600)
+    if r.returncode:
+        die("kle-bench --launches failed: " + r.stderr.strip()[-300:])
+    for line in r.stderr.splitlines():
+        if "KLE stats" in line and "host_ns_per_launch_in_kle_path=" in line:
+            return int(line.rsplit("host_ns_per_launch_in_kle_path=", 1)[1].split()[0])
+    return None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bench", default=os.path.join(REPO, "build", "bench", "kle-bench"))
@@ -120,12 +149,21 @@ def main():
     ap.add_argument("--min-time", default="0.2", help="--benchmark_min_time per benchmark (s)")
     ap.add_argument("--filter", default=".", help="--benchmark_filter")
     ap.add_argument("--standin", default="", help="CUDA driver stand-in lib dir (host-side overhead only)")
+    ap.add_argument("--latency-samples", type=int, default=2000,
+                    help="per-launch latencies per round and transport (0: none)")
+    ap.add_argument("--kernel-times", default="auto",
+                    help="dir of bench/kernel-timer's libcuda.so, 'auto' "
+                         "(build/bench/kernel-timer if built), or 'off'")
+    ap.add_argument("--kernel-filter", default="^Kernel",
+                    help="--benchmark_filter for the kernel-time pass")
     ap.add_argument("--out", default=os.path.join(REPO, "build", "bench-results"))
     a = ap.parse_args()
     if not os.access(a.bench, os.X_OK):
         die("%s is not an executable kle-bench; build bench/ first (README, Benchmarks)" % a.bench)
     if a.rounds < 2:
         die("--rounds must be at least 2")
+    if a.latency_samples < 0:
+        die("--latency-samples must be 0 or more")
 
     env = dict(os.environ)
     env.pop("LIBOMPTARGET_KLE_TRANSPORT", None)
@@ -136,31 +174,67 @@ def main():
         env.setdefault("KLE_STANDIN_DELAY_US", "0:0")
     num, uid = pick_device(list_devices(a.bench, env), a.device)
     env["KLE_BENCH_DEVICE"] = str(num)
-    host_only = uid.startswith("x86_64") or bool(a.standin)
-    driver = ("CUDA driver stand-in" if a.standin else
+    # The stand-in's devices report UUID "KLE-STANDIN-..." (hex after CUDA-):
+    # label them host-side even when reached without --standin.
+    standin = bool(a.standin) or uid.startswith("CUDA-" + "KLE-STANDIN".encode().hex())
+    host_only = uid.startswith("x86_64") or standin
+    driver = ("CUDA driver stand-in" if standin else
               "host device" if uid.startswith("x86_64") else "")
     if not driver:
         smi = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
                              capture_output=True, text=True) if shutil_which("nvidia-smi") else None
         driver = "CUDA driver " + smi.stdout.strip() if smi and smi.returncode == 0 else "unknown"
 
+    timer_dir = None
+    if a.kernel_times != "off" and uid.startswith("CUDA"):
+        timer_dir = (os.path.join(os.path.dirname(os.path.abspath(a.bench)), "kernel-timer")
+                     if a.kernel_times == "auto" else a.kernel_times)
+        if not os.path.exists(os.path.join(timer_dir, "libcuda.so")):
+            if a.kernel_times != "auto":
+                die("no libcuda.so (bench/kernel-timer) in --kernel-times %s" % timer_dir)
+            timer_dir = None
+
+    def gbench(e, flt, t):
+        with tempfile.NamedTemporaryFile("r", suffix=".json") as f:
+            res = run([a.bench, "--benchmark_min_time=" + a.min_time,
+                       "--benchmark_filter=" + flt,
+                       "--benchmark_out=" + f.name, "--benchmark_out_format=json"],
+                      e, timeout=1800)
+            if res.returncode:
+                die("kle-bench failed under %s: %s" % (t, res.stderr.strip()[-400:]))
+            return json.load(open(f.name))["benchmarks"]
+
     samples = {}  # (benchmark, transport) -> [seconds per launch]
     for r in range(a.rounds):
         order = TRANSPORTS if r % 2 == 0 else TRANSPORTS[::-1]
         for t in order:
-            with tempfile.NamedTemporaryFile("r", suffix=".json") as f:
-                e = dict(env, LIBOMPTARGET_KLE_TRANSPORT=t)
-                res = run([a.bench, "--benchmark_min_time=" + a.min_time,
-                           "--benchmark_filter=" + a.filter,
-                           "--benchmark_out=" + f.name, "--benchmark_out_format=json"],
-                          e, timeout=1800)
-                if res.returncode:
-                    die("kle-bench failed under %s: %s" % (t, res.stderr.strip()[-400:]))
-                data = json.load(open(f.name))
-            for b in data["benchmarks"]:
+            e = dict(env, LIBOMPTARGET_KLE_TRANSPORT=t)
+            benches = gbench(e, a.filter, t)
+            if timer_dir:
+                et = dict(e, LD_LIBRARY_PATH=timer_dir + os.pathsep + e.get("LD_LIBRARY_PATH", ""))
+                kb = gbench(et, a.kernel_filter, t)
+                if not kb:
+                    die("kernel timer in %s not picked up by the CUDA plugin" % timer_dir)
+                benches += kb
+            for b in benches:
+                if b.get("error_occurred"):
+                    die("%s failed under %s: %s" % (b["run_name"], t, b.get("error_message", "")))
                 name = b["run_name"]
                 key = ("baseline" if "Baseline" in name else t)
                 samples.setdefault((name, key), []).append(per_launch(b))
+            if a.latency_samples:
+                res = run([a.bench, "--latency-samples", str(a.latency_samples)], e, timeout=1800)
+                if res.returncode:
+                    die("kle-bench --latency-samples failed under %s: %s"
+                        % (t, res.stderr.strip()[-400:]))
+                try:
+                    lat = json.loads(res.stdout.strip().splitlines()[-1])
+                except (ValueError, IndexError):
+                    die("kle-bench --latency-samples printed no JSON under %s" % t)
+                for teams, d in lat.items():
+                    name = "LaunchLatency/" + teams
+                    samples.setdefault((name, t), []).extend(v * 1e-9 for v in d["reduction"])
+                    samples.setdefault((name, "baseline"), []).extend(v * 1e-9 for v in d["baseline"])
             print("round %d/%d: %s done" % (r + 1, a.rounds, t), file=sys.stderr)
 
     rng = random.Random(42)
@@ -169,25 +243,39 @@ def main():
         lo, hi = median_ci(xs, rng)
         rows.append({"benchmark": name, "transport": t, "runs": len(xs),
                      "median_s": statistics.median(xs), "p90_s": percentile(xs, 0.9),
-                     "p99_s": percentile(xs, 0.99), "ci95_lo_s": lo, "ci95_hi_s": hi})
+                     "p99_s": percentile(xs, 0.99), "ci95_lo_s": lo, "ci95_hi_s": hi,
+                     "samples_s": xs})
     med = {(r["benchmark"], r["transport"]): r["median_s"] for r in rows}
     for r in rows:
-        base = med.get((baseline_name(r["benchmark"]), "baseline"))
+        base = med.get((baseline_name(r["benchmark"]), "baseline")) or \
+            med.get((r["benchmark"], "baseline"))
         copy = med.get((r["benchmark"], "copy"))
         r["vs_baseline"] = r["median_s"] / base if base and r["transport"] != "baseline" else None
         r["vs_copy"] = r["median_s"] / copy if copy and r["transport"] not in ("copy", "baseline") else None
 
+    path_ns = {}
+    if not uid.startswith("x86_64"):
+        for t in TRANSPORTS:
+            path_ns[t] = kle_path_ns(a.bench, dict(env, LIBOMPTARGET_KLE_TRANSPORT=t))
+
     calls_by_t = {}
-    if a.standin:
+    if standin:
         for t in TRANSPORTS:
             calls_by_t[t] = driver_calls(a.bench, dict(env, LIBOMPTARGET_KLE_TRANSPORT=t), a.standin)
 
-    git = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
-                         capture_output=True, text=True).stdout.strip()
+    git = os.environ.get("KLE_GIT_REV", "")
+    if not git:
+        try:
+            git = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
+                                 capture_output=True, text=True).stdout.strip()
+        except OSError:
+            git = "unknown"
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
                 if l.startswith("model name")), platform.processor())
     meta = {"machine": platform.node(), "cpu": cpu, "device": "%d %s" % (num, uid),
             "driver": driver, "llvm": "22.1.8", "git": git, "rounds": a.rounds,
+            "latency_samples_per_round": a.latency_samples,
+            "kernel_times": bool(timer_dir),
             "host_side_overhead_only": host_only}
 
     title = "KLE transports on device %d (%s), %s" % (num, uid, driver)
@@ -203,6 +291,12 @@ def main():
             r["benchmark"], r["transport"], r["runs"], r["median_s"] * 1e6, r["p90_s"] * 1e6,
             r["p99_s"] * 1e6, r["ci95_lo_s"] * 1e6, r["ci95_hi_s"] * 1e6,
             f(r["vs_baseline"]), f(r["vs_copy"])))
+    if any(v is not None for v in path_ns.values()):
+        print("\nHost time per launch in the plugin's KLE path (ns; 1000 synchronous "
+              "launches, teams=1, LIBOMPTARGET_KLE_STATS=1):")
+        print("".join("%10s" % t for t in TRANSPORTS))
+        print("".join("%10s" % (path_ns[t] if path_ns[t] is not None else "-")
+                      for t in TRANSPORTS))
     if calls_by_t:
         print("\nDriver calls per launch (SyncReduction, teams=1; from 200 - 100 launches):")
         names = sorted(set().union(*[set(c) for c in calls_by_t.values()]))
@@ -214,12 +308,14 @@ def main():
 
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "kle-compare.json"), "w") as f:
-        json.dump({"meta": meta, "results": rows, "driver_calls_per_launch": calls_by_t}, f, indent=1)
+        json.dump({"meta": meta, "results": rows, "driver_calls_per_launch": calls_by_t,
+                   "kle_path_host_ns_per_launch": path_ns}, f, indent=1)
     with open(os.path.join(a.out, "kle-compare.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(meta) + list(rows[0]))
+        fields = [k for k in rows[0] if k != "samples_s"]
+        w = csv.DictWriter(f, fieldnames=list(meta) + fields)
         w.writeheader()
         for r in rows:
-            w.writerow(dict(meta, **r))
+            w.writerow(dict(meta, **{k: r[k] for k in fields}))
     print("\nwrote %s/kle-compare.json and kle-compare.csv" % a.out)
 
 

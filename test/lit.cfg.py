@@ -12,6 +12,9 @@
 #   gpu-amd          an AMD GPU answers amdgpu-arch
 #   gpu              either of the two
 #   cuda-standin     the test-only CUDA driver stand-in is built
+#   matplotlib       python3 or /usr/bin/python3 can import matplotlib
+#   valgrind         /usr/bin/valgrind is installed (instructions per launch)
+#   gpu-bundle       build/gpu-bundle exists (scripts/gpu-bundle.sh)
 import os
 import shutil
 import subprocess
@@ -161,3 +164,11 @@ if os.path.exists(tarball):
 
 if os.access(os.path.join(build, "bench", "kle-bench"), os.X_OK):
     config.available_features.add("kle-bench")
+if os.path.exists(os.path.join(build, "gpu-bundle", "MANIFEST")):
+    config.available_features.add("gpu-bundle")  # scripts/gpu-bundle.sh ran
+
+if any(shutil.which(py) and subprocess.run([py, "-c", "import matplotlib"],
+       capture_output=True).returncode == 0 for py in ("python3", "/usr/bin/python3")):
+    config.available_features.add("matplotlib")  # scripts/kle-plot.py can draw
+if os.access("/usr/bin/valgrind", os.X_OK):
+    config.available_features.add("valgrind")  # scripts/kle-instructions.py

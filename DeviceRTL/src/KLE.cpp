@@ -15,10 +15,12 @@ using namespace ompx;
 
 /// The handshake: the plugin reads this from each loaded image and uses the
 /// zero-copy KLE layout only if it is present and equal to KLE_ABI_VERSION.
-/// Kept through LTO (used, retain) and visible to the plugin (protected), like
-/// __omp_rtl_device_environment.
-[[gnu::used, gnu::retain, gnu::visibility("protected")]] extern const uint32_t
-    __kle_offload_abi_version = KLE_ABI_VERSION;
+/// Kept through LTO (used, retain), visible to the plugin (protected) and
+/// weak, like __omp_rtl_device_environment: without -foffload-lto the
+/// DeviceRTL bitcode is linked into every translation unit, so a program of
+/// several files carries one definition per file and nvlink must merge them.
+[[gnu::weak, gnu::used, gnu::retain, gnu::visibility("protected")]] extern const
+    uint32_t __kle_offload_abi_version = KLE_ABI_VERSION;
 
 namespace {
 [[clang::loader_uninitialized]] static Local<void *> KLEReductionBuffer;

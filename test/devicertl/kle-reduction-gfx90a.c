@@ -20,7 +20,7 @@ int main(void) {
   return 0;
 }
 
-// CHECK: @__kle_offload_abi_version = protected addrspace(4) constant i32 1
+// CHECK: @__kle_offload_abi_version = weak protected addrspace(4) constant i32 1
 // CHECK: define {{.*}}amdgpu_kernel void @__omp_offloading_{{.*}}_main_l{{[0-9]+}}(ptr noalias noundef %[[DYN:[0-9]+]],
 // CHECK: %[[KLE:[0-9]+]] = addrspacecast ptr %[[DYN]] to ptr addrspace(1)
 // Decode once: the ReductionBuffer word (+8) with its tag bit ...

@@ -26,7 +26,7 @@ int main(void) {
 // USER: call i32 @__kmpc_target_init(ptr {{.*}}_kernel_environment, ptr %[[DYN]])
 // USER: call i32 @__kmpc_nvptx_teams_reduce_nowait_v2(
 
-// RTL: @__kle_offload_abi_version = protected constant i32 1
+// RTL: @__kle_offload_abi_version = weak protected constant i32 1
 // RTL: @[[BUF:_ZN12_GLOBAL__N_118KLEReductionBufferE]] = internal unnamed_addr addrspace(3) global ptr
 // RTL: @[[CNTS:_ZN12_GLOBAL__N_111KLECountersE]] = internal unnamed_addr addrspace(3) global ptr
 // RTL-LABEL: define {{.*}}@__kmpc_target_init(ptr {{.*}}%0, ptr {{.*}}%1)
@@ -44,4 +44,4 @@ int main(void) {
 // RTL: atomicrmw add ptr %[[IC]], i32 %{{[0-9]+}} seq_cst
 // RTL-LABEL: {{^}}}
 
-// SYM: OBJECT GLOBAL DEFAULT {{.*}} __kle_offload_abi_version
+// SYM: OBJECT WEAK DEFAULT {{.*}} __kle_offload_abi_version

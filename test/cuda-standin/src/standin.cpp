@@ -180,6 +180,9 @@ struct Stream {
   std::condition_variable CV;
   std::deque<std::shared_ptr<Op>> Q;
   uint64_t Enqueued = 0, Completed = 0;
+  // Completion times (steady clock, ns) of the most recent operations, by
+  // sequence number: what cuEventElapsedTime reads.
+  std::deque<std::pair<uint64_t, uint64_t>> DoneNs;
   bool Destroyed = false;
   bool Exiting = false;
   bool Stop = false; // set at library unload: the worker returns
@@ -190,7 +193,15 @@ struct Event {
   std::mutex M;
   Stream *S = nullptr;
   uint64_t Seq = 0;
+  uint64_t RecordNs = 0; // when recorded; its time if the stream was idle
+  bool Recorded = false;
 };
+
+uint64_t nowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 struct Ctx {
   int Dev = 0;
@@ -683,6 +694,9 @@ void streamWorker(Stream *S) {
       O->Done = true;
       S->Q.pop_front();
       S->Completed = O->Seq;
+      S->DoneNs.emplace_back(O->Seq, nowNs());
+      if (S->DoneNs.size() > 4096)
+        S->DoneNs.pop_front();
     }
     S->CV.notify_all();
   }
@@ -2602,14 +2616,17 @@ EXPORT CUresult cuEventRecord(CUevent H, CUstream HS) {
   if (!S)
     return Err;
   Event *E = reinterpret_cast<Event *>(H);
-  uint64_t Tail;
+  uint64_t Tail, Done;
   {
     std::lock_guard<std::mutex> L(S->M);
     Tail = S->Enqueued;
+    Done = S->Completed;
   }
   std::lock_guard<std::mutex> L(E->M);
   E->S = S;
-  E->Seq = Tail;
+  E->Seq = Tail > Done ? Tail : 0; // 0: complete at once, at RecordNs
+  E->RecordNs = nowNs();
+  E->Recorded = true;
   return CUDA_SUCCESS;
 }
 
@@ -2645,6 +2662,45 @@ EXPORT CUresult cuEventSynchronize(CUevent H) {
   uint64_t Seq;
   if (!eventDone(reinterpret_cast<Event *>(H), S, Seq))
     waitFor(S, Seq);
+  return CUDA_SUCCESS;
+}
+
+// The time an event completed: that of the last operation before it on its
+// stream, or when it was recorded if the stream was idle then.
+static bool eventTimeNs(Event *E, uint64_t &Ns) {
+  Stream *S;
+  uint64_t Seq;
+  if (!eventDone(E, S, Seq))
+    return false;
+  std::lock_guard<std::mutex> LE(E->M);
+  Ns = E->RecordNs;
+  if (!E->S || !E->Seq)
+    return true;
+  std::lock_guard<std::mutex> L(E->S->M);
+  for (auto &[OpSeq, T] : E->S->DoneNs)
+    if (OpSeq == E->Seq)
+      Ns = T;
+  return true;
+}
+
+EXPORT CUresult cuEventElapsedTime(float *Ms, CUevent HStart, CUevent HEnd) {
+  ENTRY("cuEventElapsedTime");
+  NEED_INIT();
+  if (!Ms)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!isHandle(HStart, H_EVENT) || !isHandle(HEnd, H_EVENT))
+    return CUDA_ERROR_INVALID_HANDLE;
+  auto *Start = reinterpret_cast<Event *>(HStart);
+  auto *End = reinterpret_cast<Event *>(HEnd);
+  for (Event *E : {Start, End}) {
+    std::lock_guard<std::mutex> L(E->M);
+    if (!E->Recorded)
+      return CUDA_ERROR_INVALID_HANDLE; // as the driver: never recorded
+  }
+  uint64_t T0, T1;
+  if (!eventTimeNs(Start, T0) || !eventTimeNs(End, T1))
+    return CUDA_ERROR_NOT_READY;
+  *Ms = float((double(T1) - double(T0)) / 1e6);
   return CUDA_SUCCESS;
 }
 
@@ -2727,6 +2783,9 @@ EXPORT CUresult cuMemcpyDtoDAsync(CUdeviceptr D, CUdeviceptr S, size_t N,
 }
 EXPORT CUresult cuStreamDestroy(CUstream H) { return cuStreamDestroy_v2(H); }
 EXPORT CUresult cuEventDestroy(CUevent H) { return cuEventDestroy_v2(H); }
+EXPORT CUresult cuEventElapsedTime_v2(float *Ms, CUevent S, CUevent E) {
+  return cuEventElapsedTime(Ms, S, E); // CUDA 12.8+ cuda.h maps to _v2
+}
 EXPORT CUresult cuCtxDestroy(CUcontext C) { return cuCtxDestroy_v2(C); }
 EXPORT CUresult cuCtxCreate(CUcontext *C, unsigned F, CUdevice D) {
   return cuCtxCreate_v2(C, F, D);

@@ -103,6 +103,13 @@ struct KLETransportStatsTy {
   std::array<uint64_t, KLENumTransportKinds> Launches = {};
   /// Pool statistics (fallbacks by reason, slabs, peak slots in use, ...).
   kle::KLESlotPoolStatsTy Pool;
+  /// Host time spent in prepare(), finish() and releaseCompleted(), in
+  /// nanoseconds (steady clock), summed over all launches; measured only
+  /// with LIBOMPTARGET_KLE_STATS=1 (else 0). It includes the driver calls
+  /// those make (the copy/staged DMA enqueue, the per-launch reduction
+  /// buffer allocation common to every transport) but not the freeing of the
+  /// copy transport's KLE allocation at synchronization.
+  uint64_t PathNs = 0;
 };
 
 class KLETransportTy final : public kle::KLESlabAllocatorTy {
@@ -160,6 +167,15 @@ private:
   bool imageSpeaksForkABI(DeviceImageTy &Image);
 
   llvm::Expected<KernelLaunchEnvironmentTy *>
+  prepareImpl(const GenericKernelTy &Kernel,
+              const KernelEnvironmentTy &KernelEnvironment, uint32_t Version,
+              KLERecordReplayTy RecordReplay,
+              AsyncInfoWrapperTy &AsyncInfoWrapper, KLELaunchTy &Launch);
+  void finishImpl(KLELaunchTy &Launch, AsyncInfoWrapperTy &AsyncInfoWrapper,
+                  bool Enqueued);
+  llvm::Error releaseCompletedImpl(llvm::ArrayRef<uint64_t> SlotIds);
+
+  llvm::Expected<KernelLaunchEnvironmentTy *>
   prepareCopy(KLELaunchTy &Launch, AsyncInfoWrapperTy &AsyncInfoWrapper,
               void *ReductionBuffer, const kle::KLESlotTy *Staging);
 
@@ -175,6 +191,9 @@ private:
   std::unique_ptr<kle::KLESlotPoolTy> Pool;
   std::array<std::atomic<uint64_t>, KLENumTransportKinds> Launches = {};
   std::atomic<bool> Deinitialized = false;
+  /// LIBOMPTARGET_KLE_STATS=1: time the KLE path into PathNs.
+  bool TimePath = false;
+  std::atomic<uint64_t> PathNs = 0;
 
   std::mutex ImageMutex;
   llvm::DenseMap<const DeviceImageTy *, bool> ImageABI;

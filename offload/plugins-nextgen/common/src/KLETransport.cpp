@@ -16,6 +16,7 @@
 
 #include "llvm/ADT/StringSwitch.h"
 
+#include <chrono>
 #include <cinttypes>
 #include <cstdlib>
 #include <cstring>
@@ -77,6 +78,8 @@ Error KLETransportTy::init() {
     warnOnce(TransportWarned, "using auto", TransportEnv, Value,
              "auto, zerocopy, staged, copy");
   Mode = ModeOrNone.value_or(KLETransportModeTy::Auto);
+  const char *StatsVar = std::getenv(StatsEnv);
+  TimePath = StatsVar && !std::strcmp(StatsVar, "1");
 
   ZeroCopySupported = Device.supportsZeroCopyKLE();
   StagedSupported = Device.hasFastPinnedTransfer();
@@ -131,6 +134,7 @@ KLETransportStatsTy KLETransportTy::getStats() const {
     Stats.Launches[I] = Launches[I].load(std::memory_order_relaxed);
   if (Pool)
     Stats.Pool = Pool->getStats();
+  Stats.PathNs = PathNs.load(std::memory_order_relaxed);
   return Stats;
 }
 
@@ -159,8 +163,12 @@ Error KLETransportTy::deinit() {
               P.Fallbacks[R]);
     fprintf(stderr,
             "; slabs=%" PRIu64 " peak_slots_in_use=%" PRIu64
-            " outstanding_at_deinit=%" PRIu64 "\n",
+            " outstanding_at_deinit=%" PRIu64,
             P.SlabsAllocated, P.PeakSlotsInUse, P.OutstandingAtDeinit);
+    if (TimePath && Total)
+      fprintf(stderr, "; host_ns_per_launch_in_kle_path=%" PRIu64,
+              Stats.PathNs / Total);
+    fprintf(stderr, "\n");
   }
   return Err;
 }
@@ -215,12 +223,57 @@ bool KLETransportTy::imageSpeaksForkABI(DeviceImageTy &Image) {
   return It->second;
 }
 
+namespace {
+/// Adds the host time of one scope to a counter (LIBOMPTARGET_KLE_STATS=1).
+class PathTimerTy {
+  std::atomic<uint64_t> *Sum;
+  std::chrono::steady_clock::time_point Start;
+
+public:
+  PathTimerTy(bool On, std::atomic<uint64_t> &Counter)
+      : Sum(On ? &Counter : nullptr) {
+    if (Sum)
+      Start = std::chrono::steady_clock::now();
+  }
+  ~PathTimerTy() {
+    if (Sum)
+      Sum->fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                         std::chrono::steady_clock::now() - Start)
+                         .count(),
+                     std::memory_order_relaxed);
+  }
+};
+} // namespace
+
 Expected<KernelLaunchEnvironmentTy *>
 KLETransportTy::prepare(const GenericKernelTy &Kernel,
                         const KernelEnvironmentTy &KernelEnvironment,
                         uint32_t Version, KLERecordReplayTy RecordReplay,
                         AsyncInfoWrapperTy &AsyncInfoWrapper,
                         KLELaunchTy &Launch) {
+  PathTimerTy Timer(TimePath, PathNs);
+  return prepareImpl(Kernel, KernelEnvironment, Version, RecordReplay,
+                     AsyncInfoWrapper, Launch);
+}
+
+void KLETransportTy::finish(KLELaunchTy &Launch,
+                            AsyncInfoWrapperTy &AsyncInfoWrapper,
+                            bool Enqueued) {
+  PathTimerTy Timer(TimePath, PathNs);
+  finishImpl(Launch, AsyncInfoWrapper, Enqueued);
+}
+
+Error KLETransportTy::releaseCompleted(ArrayRef<uint64_t> SlotIds) {
+  PathTimerTy Timer(TimePath && !SlotIds.empty(), PathNs);
+  return releaseCompletedImpl(SlotIds);
+}
+
+Expected<KernelLaunchEnvironmentTy *>
+KLETransportTy::prepareImpl(const GenericKernelTy &Kernel,
+                            const KernelEnvironmentTy &KernelEnvironment,
+                            uint32_t Version, KLERecordReplayTy RecordReplay,
+                            AsyncInfoWrapperTy &AsyncInfoWrapper,
+                            KLELaunchTy &Launch) {
   Launch = KLELaunchTy();
   // As upstream: ctor/dtor kernels and replays use no (new) KLE, older
   // compilers emit no dyn_ptr, and kernels without a cross-team reduction get
@@ -288,7 +341,7 @@ KLETransportTy::prepare(const GenericKernelTy &Kernel,
   // On an error a staged transfer may still have been queued: the slot then
   // waits for the queue like a launched one.
   if (!KLEOrErr)
-    finish(Launch, AsyncInfoWrapper, /*Enqueued=*/true);
+    finishImpl(Launch, AsyncInfoWrapper, /*Enqueued=*/true);
   return KLEOrErr;
 }
 
@@ -330,9 +383,9 @@ KLETransportTy::prepareCopy(KLELaunchTy &Launch,
   return static_cast<KernelLaunchEnvironmentTy *>(*AllocOrErr);
 }
 
-void KLETransportTy::finish(KLELaunchTy &Launch,
-                            AsyncInfoWrapperTy &AsyncInfoWrapper,
-                            bool Enqueued) {
+void KLETransportTy::finishImpl(KLELaunchTy &Launch,
+                                AsyncInfoWrapperTy &AsyncInfoWrapper,
+                                bool Enqueued) {
   if (!Launch.Slot.isValid())
     return;
   if (!Enqueued && Launch.Kind == KLETransportKindTy::ZeroCopy) {
@@ -348,7 +401,7 @@ void KLETransportTy::finish(KLELaunchTy &Launch,
   Launch.Slot = kle::KLESlotTy();
 }
 
-Error KLETransportTy::releaseCompleted(ArrayRef<uint64_t> SlotIds) {
+Error KLETransportTy::releaseCompletedImpl(ArrayRef<uint64_t> SlotIds) {
   // After deinit the slabs are gone already; a late synchronize has nothing
   // left to return.
   if (SlotIds.empty() || Deinitialized.load(std::memory_order_acquire))

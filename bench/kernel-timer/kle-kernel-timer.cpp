@@ -1,0 +1,173 @@
+//===-- kle-kernel-timer.cpp - Kernel-only GPU times for kle-bench -------===//
+//
+// Part of kle-offload, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// A libcuda.so interposer that measures how long each kernel runs on the
+// GPU, so kle-bench can show whether reading the KLE in place over the host
+// link slows the kernel down (issue 5: "kernel-only time").
+//
+// How it is loaded: the CUDA plugin dlopen()s "libcuda.so" and looks every
+// driver entry point up in that handle. This library is built as
+// kernel-timer/libcuda.so with DT_NEEDED libcuda.so.1, so with its directory
+// first on LD_LIBRARY_PATH the plugin finds cuLaunchKernel here and every
+// other entry point in the real driver (dlsym searches the handle's
+// dependencies). It is never installed; scripts/kle-compare.py
+// (--kernel-times) and the GPU bundle put it on the path for one pass only,
+// because the two events per launch add to launch latency.
+//
+// What it measures: cuEventRecord on the launch's stream before and after
+// cuLaunchKernel; cuEventElapsedTime of the pair is the kernel's run time on
+// the device, in milliseconds, with the driver's event resolution (about
+// 0.5 us). Events are created with default flags and recycled.
+//
+// Interface (C, for kle-bench, looked up with dlsym):
+//   size_t kle_kernel_timer_collect(double *Ms, size_t Max, int Wait)
+//     Moves up to Max completed kernel times (ms, in launch order) into Ms
+//     and returns how many. Wait != 0 first waits for every pending launch.
+//     Thread-safe (one mutex); call it from a thread with the launching
+//     context current.
+//   size_t kle_kernel_timer_dropped(void)
+//     Launches whose time was lost (an event call failed).
+//
+// Follows the usual CUDA event-timing pattern (CUDA C Programming Guide,
+// "Events"); nothing here changes what the plugin or kernel does.
+//
+//===----------------------------------------------------------------------===//
+
+#include <cuda.h>
+#include <dlfcn.h>
+
+#include <cstddef>
+#include <cstdio>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <vector>
+
+namespace {
+
+using LaunchFnTy = CUresult (*)(CUfunction, unsigned, unsigned, unsigned,
+                                unsigned, unsigned, unsigned, unsigned,
+                                CUstream, void **, void **);
+
+LaunchFnTy realLaunch() {
+  static LaunchFnTy Fn = [] {
+    // The real driver is this library's dependency, so it is loaded already.
+    void *H = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    LaunchFnTy F =
+        H ? reinterpret_cast<LaunchFnTy>(dlsym(H, "cuLaunchKernel")) : nullptr;
+    if (!F)
+      std::fprintf(stderr, "kle-kernel-timer: error: cannot find "
+                           "cuLaunchKernel in libcuda.so.1\n");
+    return F;
+  }();
+  return Fn;
+}
+
+struct PendingTy {
+  CUcontext Ctx;
+  CUevent Start, End;
+};
+
+struct TimerTy {
+  std::mutex M;
+  std::deque<PendingTy> Pending; // launch order
+  std::map<CUcontext, std::vector<CUevent>> Free; // events belong to a context
+  std::deque<double> DoneMs;
+  size_t Dropped = 0;
+
+  CUevent event(CUcontext Ctx) {
+    std::vector<CUevent> &List = Free[Ctx];
+    if (!List.empty()) {
+      CUevent E = List.back();
+      List.pop_back();
+      return E;
+    }
+    CUevent E = nullptr;
+    if (cuEventCreate(&E, CU_EVENT_DEFAULT) != CUDA_SUCCESS)
+      return nullptr;
+    return E;
+  }
+
+  // Moves finished pairs (in order) to DoneMs; with Wait, waits for all.
+  void harvest(bool Wait) {
+    while (!Pending.empty()) {
+      PendingTy &P = Pending.front();
+      CUresult R = Wait ? cuEventSynchronize(P.End) : cuEventQuery(P.End);
+      if (R == CUDA_ERROR_NOT_READY)
+        return;
+      float Ms = 0;
+      if (R == CUDA_SUCCESS &&
+          cuEventElapsedTime(&Ms, P.Start, P.End) == CUDA_SUCCESS)
+        DoneMs.push_back(Ms);
+      else
+        ++Dropped;
+      Free[P.Ctx].push_back(P.Start);
+      Free[P.Ctx].push_back(P.End);
+      Pending.pop_front();
+    }
+  }
+};
+
+TimerTy &timer() {
+  static TimerTy *T = new TimerTy(); // never destroyed: used until exit
+  return *T;
+}
+
+} // namespace
+
+extern "C" __attribute__((visibility("default"))) CUresult
+cuLaunchKernel(CUfunction F, unsigned GX, unsigned GY, unsigned GZ,
+               unsigned BX, unsigned BY, unsigned BZ, unsigned SharedBytes,
+               CUstream Stream, void **Params, void **Extra) {
+  LaunchFnTy Real = realLaunch();
+  if (!Real)
+    return CUDA_ERROR_NOT_FOUND;
+  TimerTy &T = timer();
+  PendingTy P{nullptr, nullptr, nullptr};
+  if (cuCtxGetCurrent(&P.Ctx) == CUDA_SUCCESS && P.Ctx) {
+    std::lock_guard<std::mutex> L(T.M);
+    P.Start = T.event(P.Ctx);
+    P.End = P.Start ? T.event(P.Ctx) : nullptr;
+  }
+  bool Timed = P.End && cuEventRecord(P.Start, Stream) == CUDA_SUCCESS;
+  CUresult R = Real(F, GX, GY, GZ, BX, BY, BZ, SharedBytes, Stream, Params,
+                    Extra);
+  Timed = Timed && R == CUDA_SUCCESS &&
+          cuEventRecord(P.End, Stream) == CUDA_SUCCESS;
+  std::lock_guard<std::mutex> L(T.M);
+  if (Timed) {
+    T.Pending.push_back(P);
+    T.harvest(/*Wait=*/false);
+  } else {
+    if (R == CUDA_SUCCESS)
+      ++T.Dropped;
+    for (CUevent E : {P.Start, P.End})
+      if (E)
+        T.Free[P.Ctx].push_back(E);
+  }
+  return R;
+}
+
+extern "C" __attribute__((visibility("default"))) size_t
+kle_kernel_timer_collect(double *Ms, size_t Max, int Wait) {
+  TimerTy &T = timer();
+  std::lock_guard<std::mutex> L(T.M);
+  T.harvest(Wait != 0);
+  size_t N = 0;
+  while (N < Max && !T.DoneMs.empty()) {
+    Ms[N++] = T.DoneMs.front();
+    T.DoneMs.pop_front();
+  }
+  return N;
+}
+
+extern "C" __attribute__((visibility("default"))) size_t
+kle_kernel_timer_dropped(void) {
+  TimerTy &T = timer();
+  std::lock_guard<std::mutex> L(T.M);
+  return T.Dropped;
+}

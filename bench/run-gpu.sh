@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# kle-offload one-shot GPU run (issue 5): from a bundle that
+# scripts/gpu-bundle.sh built, on a machine that has an NVIDIA driver and
+# python3 and nothing else (no clang, no LLVM, no Debian libraries):
+#   1. records the machine (nvidia-smi, driver, bundle manifest);
+#   2. runs test/gpu's programs under each transport (outputs checked later,
+#      on the build machine, with `scripts/gpu-bundle.sh verify`);
+#   3. runs scripts/kle-compare.py (zerocopy, staged, copy, no-KLE baseline;
+#      interleaved rounds; per-launch latencies; kernel-only times through
+#      the bundle's kernel timer) and scripts/kle-plot.py;
+#   4. prints the KLE stats line of each transport for 1000 launches.
+# Usage: run-gpu.sh [RESULTS_DIR]   (default: $OUT if set, else ./kle-results)
+# Tunables: KLE_ROUNDS (4), KLE_MIN_TIME (0.1 s), KLE_LATENCY_SAMPLES (2000),
+# KLE_CUDA_DRIVER (path of libcuda.so.1; default: found with ldconfig).
+# Wall time on an H200: well under 5 minutes with the defaults.
+# Results: machine.txt, gpu-tests.txt, compare.txt, kle-compare.{json,csv,png},
+# run.log (at most 8 files, so they fit the device tool's return limit).
+set -uo pipefail
+B=$(cd "$(dirname "$0")" && pwd)
+R=${1:-${OUT:-$PWD/kle-results}}
+mkdir -p "$R" || { echo "kle-offload: error: cannot create $R" >&2; exit 1; }
+exec > >(tee -a "$R/run.log") 2>&1
+die() { echo "kle-offload: error: $*"; exit 1; }
+t0=$(date +%s)
+step() { echo; echo "== [$(( $(date +%s) - t0 )) s] $*"; }
+
+[ -x "$B/bin/kle-bench" ] && [ -f "$B/MANIFEST" ] \
+  || die "$B is not a kle-offload GPU bundle (no bin/kle-bench or MANIFEST); build it with scripts/gpu-bundle.sh"
+command -v python3 >/dev/null || die "python3 is needed for the comparison"
+
+# The CUDA plugin dlopen()s "libcuda.so": point that name at the real driver
+# (never at the toolkit's stubs/libcuda.so, which fails every call).
+# KLE_CUDA_DRIVER names the driver library explicitly (the project's own
+# test runs the bundle on the CPU stand-in this way).
+drv=${KLE_CUDA_DRIVER:-}
+[ -z "$drv" ] || [ -e "$drv" ] || die "KLE_CUDA_DRIVER=$drv does not exist"
+[ -n "$drv" ] || for d in $(ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1 .*x86-64/{print $NF}') \
+         /usr/local/nvidia/lib64/libcuda.so.1 /usr/lib/x86_64-linux-gnu/libcuda.so.1 \
+         /usr/lib64/libcuda.so.1; do
+  case $d in */stubs/*) continue ;; esac
+  if [ -e "$d" ]; then drv=$d; break; fi
+done
+[ -n "$drv" ] || die "no NVIDIA driver library (libcuda.so.1) found; is the driver installed and visible?"
+drvdir=$(mktemp -d)
+trap 'rm -rf "$drvdir"' EXIT
+ln -s "$drv" "$drvdir/libcuda.so"
+ln -s "$drv" "$drvdir/libcuda.so.1"
+export LD_LIBRARY_PATH="$B/lib:$drvdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export KLE_GIT_REV=$(sed -n 's/^git: //p' "$B/MANIFEST")
+
+step "machine"
+{
+  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "host: $(uname -srm)"
+  echo "driver library: $drv"
+  if command -v nvidia-smi >/dev/null; then
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,pcie.link.gen.max,pcie.link.width.max --format=csv 2>&1
+  else
+    echo "nvidia-smi: not on PATH"
+  fi
+  echo; cat "$B/MANIFEST"
+} | tee "$R/machine.txt"
+
+step "devices"
+"$B/bin/kle-bench" --list-devices || die "kle-bench could not list devices"
+"$B/bin/kle-bench" --list-devices | grep -q ' CUDA-' \
+  || die "the CUDA plugin found no GPU (driver $drv); see the lines above"
+
+step "GPU tests (checked on the build machine: scripts/gpu-bundle.sh verify)"
+n=0
+: > "$R/gpu-tests.txt"
+while IFS=$'\t' read -r test envs prefixes; do
+  [ -n "$test" ] || continue
+  # shellcheck disable=SC2086 # $envs is a list of K=V words
+  env $envs timeout 120 "$B/bin/gpu-tests/${test%.c}" > "$drvdir/out" 2>&1
+  rc=$?
+  { echo "=== $n $test rc=$rc"; cat "$drvdir/out"; } >> "$R/gpu-tests.txt"
+  echo "  $test [${envs:-default}]: exit status $rc"
+  n=$((n + 1))
+done < "$B/gpu-tests.plan"
+
+step "transport comparison"
+python3 "$B/scripts/kle-compare.py" --bench "$B/bin/kle-bench" \
+  --rounds "${KLE_ROUNDS:-4}" --min-time "${KLE_MIN_TIME:-0.1}" \
+  --latency-samples "${KLE_LATENCY_SAMPLES:-2000}" \
+  --kernel-times "$B/lib/kernel-timer" --out "$R" | tee "$R/compare.txt"
+[ "${PIPESTATUS[0]}" = 0 ] || die "kle-compare.py failed"
+
+step "plot"
+python3 "$B/scripts/kle-plot.py" "$R/kle-compare.json" -o "$R/kle-compare.png" \
+  || echo "kle-offload: warning: no plot (see above)"
+
+step "KLE stats, 1000 synchronous launches per transport"
+for t in zerocopy staged copy; do
+  LIBOMPTARGET_KLE_TRANSPORT=$t LIBOMPTARGET_KLE_STATS=1 "$B/bin/kle-bench" --launches 1000 2>&1 \
+    | grep -E 'KLE stats|checksum' | sed "s/^/  $t: /" | tee -a "$R/compare.txt"
+done
+step "done"

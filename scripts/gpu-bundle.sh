@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# Build, check and verify the relocatable GPU bundle: what a one-shot run on a
+# machine with only an NVIDIA driver needs (issue 5; docs/GPU-RUN.md).
+#
+#   scripts/gpu-bundle.sh [build]       build $KLE_BUILD_DIR/gpu-bundle and check it
+#   scripts/gpu-bundle.sh check [DIR]   check an existing bundle only
+#   scripts/gpu-bundle.sh verify RESULTS_DIR
+#                                       FileCheck the GPU tests' outputs that
+#                                       bench/run-gpu.sh wrote (needs this
+#                                       machine's LLVM tools)
+#
+# The bundle (<= 64 MiB):
+#   run-gpu.sh            bench/run-gpu.sh, the one-shot script
+#   bin/kle-bench         the benchmark (sm_90 image), built as setup.sh does
+#   bin/gpu-tests/<t>     test/gpu's programs, compiled for sm_90
+#   gpu-tests.plan        what run-gpu.sh runs for each (scripts/gpu-tests.py)
+#   lib/                  libomp.so, libomptarget.so.22.1 (CUDA plugin, LLVM
+#                         linked statically: target offload-bundle, patch
+#                         0008) and every other library the binaries need
+#                         beyond the C/C++ runtime and the driver
+#   lib/kernel-timer/     bench/kernel-timer's libcuda.so (kernel-only times)
+#   scripts/              kle-compare.py, kle-plot.py
+#   MANIFEST              git revision, build date, SHA-256 of every file
+#
+# Checks (the script fails on any): size; every ELF's dependencies resolve
+# inside the bundle or to the base libraries any x86-64 Linux has (libc, libm,
+# libstdc++, libgcc_s, libz, the dynamic loader) or the driver; nothing needs
+# libLLVM; no binary asks for a newer glibc than 2.36; and, when run as root,
+# the bundle starts in a chroot that holds only those base libraries and the
+# CUDA driver stand-in (test/cuda-standin) in the driver's place: no clang,
+# no Debian libraries.
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+
+bundle="$KLE_BUILD_DIR/gpu-bundle"
+limit=$((64 * 1024 * 1024))
+base_libs="libc.so.6 libm.so.6 libstdc++.so.6 libgcc_s.so.1 libz.so.1 libpthread.so.0 libdl.so.2 librt.so.1 ld-linux-x86-64.so.2 linux-vdso.so.1"
+arch=${KLE_BUNDLE_ARCH:-sm_90}
+
+# ldd-style dependency list of one ELF with only the bundle on the path.
+deps_of() { env -i LD_LIBRARY_PATH="$1/lib:$1/lib/kernel-timer" /usr/bin/ldd "$2" 2>&1 || true; }
+
+check() {
+  local b=$1 bad=0 f line name path size glibc
+  [ -f "$b/MANIFEST" ] || kle_die "$b is not a bundle (no MANIFEST); run: scripts/gpu-bundle.sh build"
+  size=$(du -sb "$b" | cut -f1)
+  echo "bundle: $b, $((size / 1024 / 1024)) MiB ($size bytes), limit 64 MiB"
+  [ "$size" -le "$limit" ] || { echo "CHECK FAILED: larger than 64 MiB"; bad=1; }
+  while IFS= read -r f; do
+    file -b "$f" | grep -q '^ELF' || continue
+    while IFS= read -r line; do
+      name=$(awk '{print $1}' <<<"$line")
+      path=$(sed -n 's/.*=> \([^ ]*\) .*/\1/p' <<<"$line")
+      case " $base_libs " in *" $name "*) continue ;; esac
+      [ -n "$name" ] || continue
+      if [ "$name" = libcuda.so.1 ]; then continue; fi # the driver, on the GPU machine
+      case $name in /*) continue ;; esac               # the loader itself
+      case $path in "$b"/*) continue ;; esac
+      echo "CHECK FAILED: ${f#"$b"/} needs $name (${path:-not found}) from outside the bundle"
+      bad=1
+    done < <(deps_of "$b" "$f" | grep -v 'statically linked')
+    if deps_of "$b" "$f" | grep -q 'libLLVM'; then
+      echo "CHECK FAILED: ${f#"$b"/} needs libLLVM"; bad=1
+    fi
+    glibc=$(objdump -T "$f" 2>/dev/null | grep -o 'GLIBC_[0-9.]*' | sort -V | tail -1)
+    if [ -n "$glibc" ] && [ "$(printf '%s\nGLIBC_2.36\n' "$glibc" | sort -V | tail -1)" != GLIBC_2.36 ]; then
+      echo "CHECK FAILED: ${f#"$b"/} needs $glibc (newer than 2.36)"; bad=1
+    fi
+  done < <(find "$b" -type f)
+  [ $bad = 0 ] && echo "dependencies: every ELF resolves inside the bundle, to base libraries, or to the driver"
+  if [ "$(id -u)" = 0 ] && [ -x "$KLE_BUILD_DIR/test/cuda-standin/lib/libcuda.so.1" ]; then
+    chroot_check "$b" || bad=1
+  else
+    echo "chroot start check skipped (needs root and the CUDA driver stand-in built)"
+  fi
+  return $bad
+}
+
+# Start the bundle where nothing but the base libraries and a "driver" exist.
+chroot_check() {
+  local b=$1 root lib out rc
+  root=$(mktemp -d)
+  mkdir -p "$root/lib64" "$root/lib/x86_64-linux-gnu" "$root/tmp" "$root/drv" "$root/usr/bin" "$root/bin"
+  for lib in $base_libs; do
+    [ -e "/lib/x86_64-linux-gnu/$lib" ] && cp -L "/lib/x86_64-linux-gnu/$lib" "$root/lib/x86_64-linux-gnu/"
+  done
+  cp -L /lib64/ld-linux-x86-64.so.2 "$root/lib64/"
+  cp -a "$b" "$root/bundle"
+  cp -L "$KLE_BUILD_DIR/test/cuda-standin/lib/libcuda.so.1" "$root/drv/libcuda.so.1"
+  # The stand-in's own dependencies (libelf) belong to the "driver" here.
+  ldd "$root/drv/libcuda.so.1" | sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p' | while read -r lib; do
+    case " $base_libs " in *" $(basename "$lib") "*) ;; *) cp -L "$lib" "$root/drv/" ;; esac
+  done
+  ln -s libcuda.so.1 "$root/drv/libcuda.so"
+  set +e
+  out=$(chroot "$root" /lib64/ld-linux-x86-64.so.2 --library-path /bundle/lib:/drv:/lib/x86_64-linux-gnu \
+        /bundle/bin/kle-bench --list-devices 2>&1)
+  rc=$?
+  set -e
+  rm -rf "$root"
+  if [ $rc = 0 ] && grep -q ' CUDA-' <<<"$out"; then
+    echo "chroot start: kle-bench --list-devices found the CUDA device with only base libraries + driver present"
+    return 0
+  fi
+  echo "CHECK FAILED: kle-bench did not start in a chroot with only base libraries (status $rc):"
+  sed 's/^/  /' <<<"$out" | head -20
+  return 1
+}
+
+build() {
+  [ -x "$KLE_PREFIX/share/kle-offload/kle-offload.cfg" ] || [ -f "$KLE_PREFIX/share/kle-offload/kle-offload.cfg" ] \
+    || kle_die "the fork is not installed in $KLE_PREFIX; run scripts/setup.sh first."
+  [ -x "$KLE_BUILD_DIR/bench/kle-bench" ] || kle_die "no $KLE_BUILD_DIR/bench/kle-bench; run scripts/setup.sh first."
+  [ -f "$KLE_BUILD_DIR/bench/kernel-timer/libcuda.so" ] \
+    || kle_die "no kernel timer ($KLE_BUILD_DIR/bench/kernel-timer/libcuda.so): the CUDA toolkit's cuda.h was not found when bench/ was configured."
+  kle_note "building the relocatable libomptarget (target offload-bundle; a few minutes the first time)"
+  ninja -C "$KLE_BUILD_DIR" offload-bundle >"$KLE_BUILD_DIR/offload-bundle.log" 2>&1 \
+    || { tail -20 "$KLE_BUILD_DIR/offload-bundle.log" >&2; kle_die "building target offload-bundle failed (log: $KLE_BUILD_DIR/offload-bundle.log)"; }
+  local omptarget="$KLE_BUILD_DIR/bundle/offload/libomptarget.so.22.1" t
+  [ -f "$omptarget" ] || kle_die "offload-bundle built no $omptarget"
+
+  rm -rf "$bundle.tmp"
+  mkdir -p "$bundle.tmp"/{bin/gpu-tests,lib/kernel-timer,scripts}
+  cp "$KLE_BUILD_DIR/bench/kle-bench" "$bundle.tmp/bin/"
+  cp "$KLE_BUILD_DIR/bench/kernel-timer/libcuda.so" "$bundle.tmp/lib/kernel-timer/"
+  cp -L "$KLE_PREFIX/lib/libomp.so" "$bundle.tmp/lib/"
+  cp "$omptarget" "$bundle.tmp/lib/"
+  cp "$KLE_ROOT/bench/run-gpu.sh" "$bundle.tmp/run-gpu.sh"
+  cp "$KLE_ROOT/scripts/kle-compare.py" "$KLE_ROOT/scripts/kle-plot.py" "$bundle.tmp/scripts/"
+  for t in "$KLE_ROOT"/test/gpu/*.c; do
+    clang-22 --config="$KLE_PREFIX/share/kle-offload/kle-offload.cfg" -fopenmp \
+      --offload-arch="$arch" -O2 "$t" -o "$bundle.tmp/bin/gpu-tests/$(basename "$t" .c)" -ldl \
+      || kle_die "compiling $t for $arch failed"
+  done
+  python3 "$KLE_ROOT/scripts/gpu-tests.py" plan "$bundle.tmp" "$KLE_ROOT"/test/gpu/*.c >/dev/null
+  strip --strip-unneeded "$bundle.tmp/bin/kle-bench" "$bundle.tmp"/bin/gpu-tests/* 2>/dev/null || true
+
+  # Copy in whatever else the binaries need from this machine (for example
+  # Google Benchmark's shared library), until only base libraries are left.
+  local pass f line name path
+  for pass in 1 2 3; do
+    while IFS= read -r f; do
+      file -b "$f" | grep -q '^ELF' || continue
+      while IFS= read -r line; do
+        name=$(awk '{print $1}' <<<"$line")
+        path=$(sed -n 's/.*=> \([^ ]*\) .*/\1/p' <<<"$line")
+        case " $base_libs libcuda.so.1 " in *" $name "*) continue ;; esac
+        case $path in /*) ;; *) continue ;; esac
+        case $path in "$bundle.tmp"/*) continue ;; esac
+        [ -e "$bundle.tmp/lib/$name" ] || cp -L "$path" "$bundle.tmp/lib/$name"
+      done < <(deps_of "$bundle.tmp" "$f" | grep '=>' || true)
+    done < <(find "$bundle.tmp" -type f)
+  done
+
+  {
+    echo "kle-offload GPU bundle"
+    echo "git: $(git -C "$KLE_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$KLE_ROOT" diff --quiet HEAD 2>/dev/null || echo ' (uncommitted changes)')"
+    echo "built: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -srm)"
+    echo "llvm: $KLE_LLVM_VERSION, offload arch: $arch"
+    (cd "$bundle.tmp" && find . -type f ! -name MANIFEST | sort | xargs sha256sum)
+  } > "$bundle.tmp/MANIFEST"
+  rm -rf "$bundle"
+  mv "$bundle.tmp" "$bundle"
+  kle_note "bundle in $bundle"
+  check "$bundle" || kle_die "the bundle failed its checks (see CHECK FAILED above)"
+  echo "Run it on the GPU machine (docs/GPU-RUN.md): bash build/gpu-bundle/run-gpu.sh \"\$OUT\""
+}
+
+verify() {
+  local r=${1:-}
+  [ -n "$r" ] && [ -f "$r/gpu-tests.txt" ] || kle_die "usage: scripts/gpu-bundle.sh verify RESULTS_DIR (with the gpu-tests.txt run-gpu.sh wrote)"
+  [ -f "$bundle/gpu-tests.plan" ] || kle_die "no $bundle/gpu-tests.plan: verify with the bundle that produced the results"
+  python3 "$KLE_ROOT/scripts/gpu-tests.py" verify "$bundle/gpu-tests.plan" "$r/gpu-tests.txt" "$KLE_ROOT/test/gpu"
+}
+
+case ${1:-build} in
+  build) build ;;
+  check) check "${2:-$bundle}" ;;
+  verify) verify "${2:-}" ;;
+  *) kle_die "unknown command '$1' (use: build, check [DIR], verify RESULTS_DIR)" ;;
+esac

@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""Run test/gpu's lit tests where lit and FileCheck are not installed.
+
+The one-shot GPU machine has a CUDA driver but no LLVM tools, so the GPU
+bundle (scripts/gpu-bundle.sh) carries the test programs prebuilt, and this
+script splits a lit test into what runs there and what is checked here:
+
+  plan DIR TEST.c...   write DIR/gpu-tests.plan: one line per `%run` RUN
+                       line, "<test>\\t<env assignments>\\t<check prefixes>",
+                       taken from the tests' RUN lines (the only RUN shapes
+                       test/gpu uses: `%clang-gpu ... -o %t [libs]` and
+                       `[env K=V ...] %run %t 2>&1 | %fcheck [--check-prefixes=P] %s`)
+  verify PLAN OUTPUT TESTDIR
+                       OUTPUT is what bench/run-gpu.sh wrote: for each plan
+                       line, a header "=== <n> <test> rc=<status>" and the
+                       program's stdout+stderr. Each block is FileChecked
+                       against TESTDIR/<test> with the plan's prefixes, as
+                       lit would; a non-zero status fails the block.
+                       Prints one PASS/FAIL line per block and a total; exit
+                       status 0 only if all passed.
+Standard library only; FileCheck is /usr/lib/llvm-22/bin/FileCheck unless
+KLE_FILECHECK says otherwise.
+"""
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+RUN = re.compile(r"^//\s*RUN:\s*(.*)$")
+
+
+def die(msg):
+    sys.exit("gpu-tests: error: " + msg)
+
+
+def runs_of(path):
+    """(env assignments, prefixes) for each `%run` RUN line of a test."""
+    out = []
+    for line in open(path):
+        m = RUN.match(line.strip())
+        if not m or "%run" not in m.group(1):
+            continue
+        cmd, _, check = m.group(1).partition("|")
+        words = shlex.split(cmd.replace("2>&1", ""))
+        env = []
+        if words and words[0] == "env":
+            env = [w for w in words[1:] if "=" in w]
+        if "%run" not in words or "%fcheck" not in check:
+            die("%s: unsupported RUN line: %s" % (path, m.group(1)))
+        pm = re.search(r"--check-prefix(?:es)?=(\S+)", check)
+        out.append((env, pm.group(1) if pm else "CHECK"))
+    if not out:
+        die("%s has no `%%run` RUN line" % path)
+    return out
+
+
+def plan(outdir, tests):
+    lines = []
+    for t in tests:
+        for env, prefixes in runs_of(t):
+            lines.append("%s\t%s\t%s" % (os.path.basename(t), " ".join(env), prefixes))
+    with open(os.path.join(outdir, "gpu-tests.plan"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("gpu-tests: %d runs of %d tests planned" % (len(lines), len(tests)))
+
+
+def verify(plan_path, output_path, testdir):
+    fc = os.environ.get("KLE_FILECHECK", "/usr/lib/llvm-22/bin/FileCheck")
+    if not os.access(fc, os.X_OK):
+        die("FileCheck not found at %s (Debian package llvm-22-tools)" % fc)
+    try:
+        entries = [l.rstrip("\n").split("\t") for l in open(plan_path) if l.strip()]
+        text = open(output_path, errors="replace").read()
+    except OSError as e:
+        die(str(e))
+    blocks = {}
+    for m in re.finditer(r"^=== (\d+) (\S+) rc=(-?\d+)\n(.*?)(?=^=== \d+ |\Z)", text,
+                         re.M | re.S):
+        blocks[int(m.group(1))] = (m.group(2), int(m.group(3)), m.group(4))
+    failed = 0
+    for n, (test, env, prefixes) in enumerate(entries):
+        label = "%s [%s]" % (test, env or "default")
+        if n not in blocks:
+            print("FAIL: %s: no output (not run)" % label)
+            failed += 1
+            continue
+        name, rc, out = blocks[n]
+        if name != test:
+            die("output block %d is %s, plan says %s" % (n, name, test))
+        r = subprocess.run([fc, "--check-prefixes=" + prefixes,
+                            os.path.join(testdir, test)],
+                           input=out, capture_output=True, text=True)
+        if rc != 0 or r.returncode != 0:
+            failed += 1
+            why = ("exit status %d" % rc) if rc else r.stderr.strip().splitlines()[0:3]
+            print("FAIL: %s: %s" % (label, why))
+        else:
+            print("PASS: %s" % label)
+    print("gpu-tests: %d passed, %d failed" % (len(entries) - failed, failed))
+    return 1 if failed else 0
+
+
+def main():
+    a = sys.argv[1:]
+    if len(a) >= 3 and a[0] == "plan":
+        plan(a[1], a[2:])
+    elif len(a) == 4 and a[0] == "verify":
+        sys.exit(verify(a[1], a[2], a[3]))
+    else:
+        die("usage: gpu-tests.py plan DIR TEST.c... | verify PLAN OUTPUT TESTDIR")
+
+
+if __name__ == "__main__":
+    main()
