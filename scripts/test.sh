@@ -6,7 +6,10 @@
 #      regression gate against test/upstream/baseline.txt,
 #   4. a subset of upstream's libomp lit suite against the fork's libomp,
 #   5. (opt-in, "sanitizers") the CUDA stand-in tests against ASan and TSan
-#      builds of libomptarget; .ci/run adds it when CI time allows.
+#      builds of libomptarget; .ci/run adds it when CI time allows;
+#   6. (opt-in, "bundle") build and check the relocatable GPU bundle
+#      (scripts/gpu-bundle.sh) and run its one-shot script on the CUDA stand-in;
+#      .ci/run adds it too when time allows.
 # Prints a closing "tests: N passed, N failed" line and exits
 # non-zero on any failure. KLE_TEST_SUITES (default "unit lit upstream libomp")
 # selects suites.
@@ -16,10 +19,10 @@ source "$(dirname "$0")/common.sh"
 [ -f "$KLE_PREFIX/share/kle-offload/kle-offload.cfg" ] \
   || kle_die "the fork is not installed in $KLE_PREFIX; run scripts/setup.sh first."
 suites=${KLE_TEST_SUITES:-unit lit upstream libomp}
-[ -n "${suites// /}" ] || kle_die "KLE_TEST_SUITES is empty; name one or more of: unit lit upstream libomp sanitizers."
+[ -n "${suites// /}" ] || kle_die "KLE_TEST_SUITES is empty; name one or more of: unit lit upstream libomp sanitizers bundle."
 for s in $suites; do
-  case $s in unit|lit|upstream|libomp|sanitizers) ;;
-  *) kle_die "unknown suite '$s' in KLE_TEST_SUITES (valid: unit lit upstream libomp sanitizers)" ;;
+  case $s in unit|lit|upstream|libomp|sanitizers|bundle) ;;
+  *) kle_die "unknown suite '$s' in KLE_TEST_SUITES (valid: unit lit upstream libomp sanitizers bundle)" ;;
   esac
 done
 lit=/usr/lib/llvm-22/bin/lit
@@ -75,6 +78,18 @@ for s in $suites; do
     echo "== CUDA stand-in tests against ASan and TSan builds of libomptarget"
     "$KLE_ROOT/scripts/sanitizer-check.sh"; rc=$?
     [ $rc -eq 0 ] && count sanitizers 1 0 || count sanitizers 0 1 ;;
+  bundle)
+    echo "== relocatable GPU bundle: build, check, one-shot script on the CUDA stand-in"
+    if "$KLE_ROOT/scripts/gpu-bundle.sh" build; then
+      out="$KLE_BUILD_DIR/lit-bundle.log"
+      "$lit" -sv --param KLE_PREFIX="$KLE_PREFIX" --param KLE_BUILD_DIR="$KLE_BUILD_DIR" \
+        "$KLE_ROOT/test/bench/gpu-bundle-standin.test" > "$out" 2>&1
+      grep -E '^(FAIL|UNSUPPORTED|UNRESOLVED):' "$out"
+      sed -n '/^Total Discovered/,$p' "$out"
+      if grep -q '^UNSUPPORTED:' "$out"; then count bundle 0 1; else count bundle $(lit_counts "$out"); fi
+    else
+      count bundle 0 1
+    fi ;;
   esac
 done
 

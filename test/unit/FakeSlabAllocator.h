@@ -48,6 +48,9 @@ public:
   unsigned FailDeviceOnCall = 0;
   /// Fail every allocatePinned call while set.
   bool FailAllPinned = false;
+  /// Fill new pinned memory with 0xA5 (as fresh driver memory may hold
+  /// anything) instead of zero.
+  bool PoisonPinned = false;
 
   ~FakeSlabAllocatorTy() override {
     for (auto &[Ptr, A] : Live)
@@ -122,7 +125,7 @@ private:
   void *allocLocked(size_t Size, KindTy Kind) {
     size_t Total = (Size + Misalign + 127) / 128 * 128;
     void *Raw = std::aligned_alloc(128, Total);
-    std::memset(Raw, 0, Total);
+    std::memset(Raw, Kind == KindTy::Pinned && PoisonPinned ? 0xA5 : 0, Total);
     void *P = static_cast<char *>(Raw) + Misalign;
     Live[P] = {Raw, Size, Kind};
     return P;

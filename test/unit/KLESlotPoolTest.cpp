@@ -19,6 +19,7 @@
 #include <deque>
 #include <map>
 #include <random>
+#include <cstring>
 #include <set>
 #include <string>
 #include <thread>
@@ -575,6 +576,30 @@ TEST(KLESlotPoolTest, NoReuseBeforeRelease) {
     }
   }
   EXPECT_EQ(Pool->getStats().SlotsInUse, Owned.size());
+}
+
+// A new slab's slots read zero even when the allocator returns garbage, and
+// bytes a holder writes are still there for the next holder of the slot (the
+// transport keeps its per-slot reduction buffer there).
+TEST(KLESlotPoolTest, NewSlotsZeroedAndStateCarried) {
+  FakeSlabAllocatorTy Alloc;
+  Alloc.PoisonPinned = true;
+  KLESlotPoolConfigTy Config = singleSlab(4);
+  auto Pool = makePool(Alloc, Config);
+  ASSERT_TRUE(Pool);
+  KLETakeResultTy R = Pool->take();
+  ASSERT_TRUE(static_cast<bool>(R));
+  const unsigned char *Bytes = static_cast<unsigned char *>(R->HostPtr);
+  for (size_t I = 0; I < Config.SlotSize; ++I)
+    ASSERT_EQ(Bytes[I], 0u) << "byte " << I << " of a new slot";
+  std::memset(static_cast<char *>(R->HostPtr) + 64, 0x5C, 16);
+  void *Host = R->HostPtr;
+  ASSERT_EQ(errorMessage(Pool->release(*R)), "");
+  KLETakeResultTy Again = Pool->take();
+  ASSERT_TRUE(static_cast<bool>(Again));
+  ASSERT_EQ(Again->HostPtr, Host);
+  for (size_t I = 64; I < 80; ++I)
+    EXPECT_EQ(static_cast<unsigned char *>(Again->HostPtr)[I], 0x5Cu);
 }
 
 // 1e6 take/release cycles with 20 slots in flight: the pool grows to exactly

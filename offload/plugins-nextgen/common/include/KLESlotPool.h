@@ -165,7 +165,9 @@ struct KLESlotPoolConfigTy {
 /// KLESlotPoolTy::release() or the pool is deinitialized.
 struct KLESlotTy {
   /// Host address of the slot's SlotSize bytes, 128-byte aligned: the host
-  /// writes the KLE here. Contents are whatever the previous user left.
+  /// writes the KLE here. Zero when the slab is created; afterwards whatever
+  /// the previous user left (bytes the device never reads may carry the
+  /// holder's own per-slot state from one take to the next).
   void *HostPtr = nullptr;
 
   /// Device address of the same bytes, 128-byte aligned: the kernel's dyn_ptr.

@@ -49,6 +49,7 @@
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Error.h"
 
@@ -175,6 +176,17 @@ private:
                   bool Enqueued);
   llvm::Error releaseCompletedImpl(llvm::ArrayRef<uint64_t> SlotIds);
 
+  /// The teams-reduction buffer of one launch (\p Bytes of device memory).
+  /// With a slot (zerocopy, staged) it is the slot's own buffer, cached in
+  /// the slot's host-private bytes and reused by every later holder, grown
+  /// when a kernel needs more: the slot is released only after the launch
+  /// that used it completed, so no launch-path allocation is needed at steady
+  /// state. Without a slot (copy) it is allocated per launch and freed after
+  /// synchronization, as upstream.
+  llvm::Expected<void *> reductionBuffer(const kle::KLESlotTy *Slot,
+                                         uint64_t Bytes,
+                                         AsyncInfoWrapperTy &AsyncInfoWrapper);
+
   llvm::Expected<KernelLaunchEnvironmentTy *>
   prepareCopy(KLELaunchTy &Launch, AsyncInfoWrapperTy &AsyncInfoWrapper,
               void *ReductionBuffer, const kle::KLESlotTy *Staging);
@@ -194,6 +206,11 @@ private:
   /// LIBOMPTARGET_KLE_STATS=1: time the KLE path into PathNs.
   bool TimePath = false;
   std::atomic<uint64_t> PathNs = 0;
+
+  /// Every slot-cached reduction buffer, freed at deinit (rarely changes:
+  /// only when a slot's buffer is created or grown).
+  std::mutex SlotBuffersMutex;
+  llvm::SmallPtrSet<void *, 16> SlotBuffers;
 
   std::mutex ImageMutex;
   llvm::DenseMap<const DeviceImageTy *, bool> ImageABI;

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cassert>
+#include <cstring>
 #include <limits>
 #include <system_error>
 
@@ -221,6 +222,8 @@ bool KLESlotPoolTy::growLocked() {
     return Fail(std::move(Err));
   }
   void *CountersAligned = addBytes(CounterBase, CounterOffset);
+  // Slots start zeroed, so a holder's per-slot state starts empty.
+  std::memset(HostAligned, 0, size_t(NumSlots) * Config.SlotSize);
 
   Slabs.push_back({PinnedBase, CounterBase, PinnedBytes, DeviceBytes});
   const uint32_t First = static_cast<uint32_t>(Slots.size());

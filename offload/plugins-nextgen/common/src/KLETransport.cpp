@@ -142,7 +142,15 @@ Error KLETransportTy::deinit() {
   if (!Pool)
     return Error::success();
   Deinitialized.store(true, std::memory_order_release);
-  Error Err = Pool->deinit();
+  Error Err = Error::success();
+  {
+    std::lock_guard<std::mutex> Lock(SlotBuffersMutex);
+    for (void *Buffer : SlotBuffers)
+      Err = joinErrors(std::move(Err),
+                       Device.dataDelete(Buffer, TARGET_ALLOC_DEVICE));
+    SlotBuffers.clear();
+  }
+  Err = joinErrors(std::move(Err), Pool->deinit());
   KLETransportStatsTy Stats = getStats();
   const char *StatsVar = std::getenv(StatsEnv);
   bool Print = (getInfoLevel() & OMP_INFOTYPE_DATA_TRANSFER) ||
@@ -285,14 +293,8 @@ KLETransportTy::prepareImpl(const GenericKernelTy &Kernel,
   if (!Config.ReductionDataSize || !Config.ReductionBufferLength)
     return reinterpret_cast<KernelLaunchEnvironmentTy *>(~0);
 
-  // The teams-reduction buffer: per launch, as upstream, under every transport.
-  auto BufferOrErr = Device.dataAlloc(
-      int64_t(Config.ReductionDataSize) * Config.ReductionBufferLength,
-      /*HostPtr=*/nullptr, TargetAllocTy::TARGET_ALLOC_DEVICE);
-  if (!BufferOrErr)
-    return BufferOrErr.takeError();
-  AsyncInfoWrapper.freeAllocationAfterSynchronization(*BufferOrErr);
-  void *ReductionBuffer = *BufferOrErr;
+  const uint64_t BufferBytes =
+      uint64_t(Config.ReductionDataSize) * Config.ReductionBufferLength;
 
   KLETransportKindTy Want = DefaultKind;
   if (Want != KLETransportKindTy::Copy) {
@@ -320,6 +322,18 @@ KLETransportTy::prepareImpl(const GenericKernelTy &Kernel,
       Launch.Slot = *Taken;
   }
 
+  auto BufferOrErr = reductionBuffer(
+      Launch.Slot.isValid() ? &Launch.Slot : nullptr, BufferBytes,
+      AsyncInfoWrapper);
+  if (!BufferOrErr) {
+    // Nothing reads the slot yet: return it.
+    if (Launch.Slot.isValid())
+      consumeError(Pool->release(Launch.Slot));
+    Launch.Slot = kle::KLESlotTy();
+    return BufferOrErr.takeError();
+  }
+  void *ReductionBuffer = *BufferOrErr;
+
   if (Want == KLETransportKindTy::ZeroCopy) {
     // The slot's previous reader completed before it was released, so it can
     // be rewritten now. The counters are zero: created zeroed, and reset by
@@ -343,6 +357,56 @@ KLETransportTy::prepareImpl(const GenericKernelTy &Kernel,
   if (!KLEOrErr)
     finishImpl(Launch, AsyncInfoWrapper, /*Enqueued=*/true);
   return KLEOrErr;
+}
+
+namespace {
+/// A slot's host-private bytes after the KLE: its cached reduction buffer.
+/// The device reads only the KLE (zerocopy), and staged copies only the KLE,
+/// so these bytes never leave the host. Zero in a new slab (no buffer yet).
+struct SlotBufferTy {
+  void *Ptr;
+  uint64_t Bytes;
+};
+constexpr size_t SlotBufferOffset = 64;
+static_assert(SlotBufferOffset >= sizeof(KernelLaunchEnvironmentTy) &&
+                  SlotBufferOffset + sizeof(SlotBufferTy) <= 128,
+              "the slot's cached buffer must follow the KLE inside the slot");
+} // namespace
+
+Expected<void *>
+KLETransportTy::reductionBuffer(const kle::KLESlotTy *Slot, uint64_t Bytes,
+                                AsyncInfoWrapperTy &AsyncInfoWrapper) {
+  if (!Slot) {
+    auto BufferOrErr = Device.dataAlloc(int64_t(Bytes), /*HostPtr=*/nullptr,
+                                        TargetAllocTy::TARGET_ALLOC_DEVICE);
+    if (!BufferOrErr)
+      return BufferOrErr.takeError();
+    AsyncInfoWrapper.freeAllocationAfterSynchronization(*BufferOrErr);
+    return *BufferOrErr;
+  }
+  // The slot is ours until its launch completes: no lock for its bytes.
+  auto *Cached = reinterpret_cast<SlotBufferTy *>(
+      static_cast<char *>(Slot->HostPtr) + SlotBufferOffset);
+  if (Cached->Ptr && Cached->Bytes >= Bytes)
+    return Cached->Ptr;
+  auto BufferOrErr = Device.dataAlloc(int64_t(Bytes), /*HostPtr=*/nullptr,
+                                      TargetAllocTy::TARGET_ALLOC_DEVICE);
+  if (!BufferOrErr)
+    return BufferOrErr.takeError();
+  void *Old = Cached->Ptr;
+  {
+    std::lock_guard<std::mutex> Lock(SlotBuffersMutex);
+    SlotBuffers.insert(*BufferOrErr);
+    if (Old)
+      SlotBuffers.erase(Old);
+  }
+  *Cached = {*BufferOrErr, Bytes};
+  // The launch that last used the old buffer completed before the slot was
+  // released to us.
+  if (Old)
+    if (auto Err = Device.dataDelete(Old, TargetAllocTy::TARGET_ALLOC_DEVICE))
+      return std::move(Err);
+  return *BufferOrErr;
 }
 
 Expected<KernelLaunchEnvironmentTy *>

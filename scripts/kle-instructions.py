@@ -1,0 +1,488 @@
+#!/usr/bin/env python3
+"""Host instructions per launch of the KLE transports under callgrind.
+
+Runs `kle-bench --launches N` under `valgrind --tool=callgrind
+--separate-threads=no` on the CUDA driver stand-in, for each transport
+(zerocopy, staged, copy, forced with LIBOMPTARGET_KLE_TRANSPORT) and each of
+two launch counts N1 < N2 (default 50 and 150), and reports host instructions
+per synchronous 1-team teams-reduction launch:
+
+    Ir/launch = (Ir(N2) - Ir(N1)) / (N2 - N1)
+
+so start-up and tear-down cancel. Unit: Ir, instructions executed by the host
+CPU as counted by callgrind, all threads together, per launch. Unlike times,
+instruction counts do not grow with the machine's load, so they repeat on a
+noisy machine. What varies is thread interleaving (the stand-in's stream
+thread against the launching thread), which changes malloc's state: copy's and
+staged's figures move by a few per cent from run to run, zerocopy's by a few
+Ir, and an occasional run's whole-process figure by up to ~10%. So each
+transport is run --repeat times (default 3) and the table shows, for the KLE
+path rows, the pair of runs with the median "KLE path excl. driver calls" (so
+that those rows add up), and for the whole process its own median (the lower
+middle one for an even --repeat). The JSON has every repetition and the range
+of each metric.
+
+Metrics (rows of the table):
+  whole process         every instruction of the process: kle-bench, libomp,
+                        libomptarget and the CUDA plugin, the stand-in and its
+                        stream thread.
+  KLE path incl. driver the KLE's per-launch life in the plugin: the inclusive
+                        cost of every call into KLE code (class KLETransportTy
+                        and the kle:: slot pool) from outside it -- per launch
+                        KLETransportTy::prepare (with prepareCopy, the slot
+                        pool and imageSpeaksForkABI inside it), ::finish and
+                        ::releaseCompleted -- plus the inclusive cost of
+                        GenericDeviceTy::synchronize's and ::queryAsync's
+                        calls to GenericDeviceTy::dataDelete (their
+                        AssociatedAllocations loop). Attribution of that loop:
+                        every entry in it was put there by KLETransportTy
+                        (freeAllocationAfterSynchronization is called only in
+                        prepare and prepareCopy, since upstream's
+                        getKernelLaunchEnvironment is no longer called): the
+                        teams-reduction buffer under every transport, and
+                        copy's and staged's device KLE. All of it is counted,
+                        as both allocations are counted inside prepare.
+  driver calls in KLE   the inclusive cost of the calls from the plugin into
+                        the driver library (libcuda.so.1, here the stand-in)
+                        made on the KLE path (their caller chains, from
+                        callgrind's --separate-callers on cu* functions,
+                        pass through KLE code or through dataDelete called
+                        from synchronize/queryAsync). The plugin's dlopen
+                        trampolines (cu* in libomptarget) stay plugin-side.
+  KLE path excl. driver KLE path incl. driver minus driver calls in KLE: the
+                        plugin's own cost. THE TARGET IS CHECKED AGAINST THIS
+                        ONE: zerocopy's must be no more than half of copy's.
+  allocations           the inclusive cost, per launch, of the dataAlloc calls
+                        from KLE code and the AssociatedAllocations
+                        dataDelete calls: copy allocates the device KLE and
+                        the teams-reduction buffer per launch (as upstream),
+                        staged the device KLE; zerocopy none (the slot keeps
+                        its reduction buffer). Memory-manager hits here, no
+                        driver call.
+  KLE path excl. driver and allocations
+                        the rest (informative).
+
+Caveat: the driver calls are the stand-in's CPU emulation of cuMemcpyHtoDAsync,
+cuCtxSetCurrent and so on, not the real driver's cost, which may be larger or
+smaller. Only the figures excluding driver calls are plugin-side facts; those
+including them are indicative.
+
+Outputs: a table on stdout labelled HOST-SIDE, CUDA driver stand-in, the
+zerocopy/copy ratios of the KLE path, a PASS/MISS line for the target, and
+JSON (--out, default build/bench-results/kle-instructions.json). Python
+standard library only.
+"""
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+TRANSPORTS = ["zerocopy", "staged", "copy"]
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# KLE code: the transport class and the slot pool (namespace kle).
+KLE_FN = re.compile(r"^(llvm::omp::target::plugin::KLETransportTy::|kle::)")
+# The AssociatedAllocations loops that free what KLETransportTy::prepare
+# allocated.
+SYNC_FN = re.compile(r"^llvm::omp::target::plugin::GenericDeviceTy::(synchronize|queryAsync)\(")
+DELETE_FN = re.compile(r"^llvm::omp::target::plugin::GenericDeviceTy::dataDelete\(")
+ALLOC_FN = re.compile(r"^llvm::omp::target::plugin::GenericDeviceTy::dataAlloc\(")
+SEPARATE_CALLERS = 16
+
+
+def die(msg):
+    sys.exit("kle-instructions: error: " + msg)
+
+
+def list_devices(bench, env):
+    out = subprocess.run([bench, "--list-devices"], env=env, capture_output=True,
+                         text=True, timeout=120)
+    if out.returncode:
+        die("%s --list-devices failed: %s" % (bench, out.stderr.strip()[-300:]))
+    devs = []
+    for line in out.stdout.splitlines():
+        num, _, uid = line.partition(" ")
+        if num.isdigit():
+            devs.append((int(num), uid.strip()))
+    return devs
+
+
+def parse_callgrind(path):
+    """Self cost, call edges and objects from a callgrind output file.
+
+    Returns (total Ir, {fn: object}, {(caller, callee): [calls, inclusive Ir]}).
+    Function names are as callgrind writes them, with --separate-callers
+    contexts ("callee'caller1'caller2...") where that option applied.
+    """
+    names = {"ob": {}, "fl": {}, "fn": {}}
+
+    def name(kind, s):
+        m = re.match(r"\((\d+)\)\s*(.*)$", s)
+        if not m:
+            return s
+        if m.group(2):
+            names[kind][m.group(1)] = m.group(2)
+            return m.group(2)
+        return names[kind].get(m.group(1), s)
+
+    ir_col, npos = None, 1
+    total = summary = None
+    self_ir = 0
+    fn_ob, edges = {}, {}
+    ob = fn = callee = None
+    pending = 0
+    with open(path, errors="replace") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if not line or line.startswith("#"):
+                continue
+            c = line[0]
+            if c.isdigit() or c in "+-*":
+                if ir_col is None:
+                    raise ValueError("cost line before events: in %s" % path)
+                parts = line.split()
+                costs = parts[npos:]
+                ir = int(costs[ir_col]) if ir_col < len(costs) else 0
+                if pending:
+                    e = edges.setdefault((fn, callee), [0, 0])
+                    e[0] += pending
+                    e[1] += ir
+                    pending = 0
+                else:
+                    self_ir += ir
+                continue
+            key, _, val = line.partition("=")
+            if key == "fn":
+                fn = name("fn", val)
+                fn_ob.setdefault(fn, ob)
+            elif key == "ob":
+                ob = name("ob", val)
+            elif key == "cob":
+                name("ob", val)
+            elif key in ("fl", "fi", "fe", "cfi", "cfl", "jfi"):
+                name("fl", val)
+            elif key == "cfn":
+                callee = name("fn", val)
+            elif key == "jfn":
+                name("fn", val)
+            elif key == "calls":
+                pending = int(val.split()[0])
+            elif line.startswith("events:"):
+                events = line.split(":", 1)[1].split()
+                if "Ir" not in events:
+                    raise ValueError("no Ir event in %s" % path)
+                ir_col = events.index("Ir")
+            elif line.startswith("positions:"):
+                npos = len(line.split(":", 1)[1].split())
+            elif line.startswith("summary:"):
+                summary = int(line.split()[1 + ir_col])
+            elif line.startswith("totals:"):
+                total = int(line.split()[1 + ir_col])
+    if ir_col is None:
+        raise ValueError("not a callgrind output file: %s" % path)
+    return (total if total is not None else summary if summary is not None
+            else self_ir), fn_ob, edges
+
+
+def base(fn):
+    """The function itself, without a --separate-callers context."""
+    return fn.split("'", 1)[0]
+
+
+def is_driver(fn, fn_ob):
+    return os.path.basename(fn_ob.get(fn) or "").startswith("libcuda.so")
+
+
+def kle_depth(chain):
+    """Where a call with this caller chain (innermost first) enters the KLE
+    path: the index of the first KLE function, or of dataDelete called from
+    synchronize/queryAsync; None if it is not on the KLE path."""
+    for i, f in enumerate(chain):
+        if KLE_FN.search(f):
+            return i
+        if DELETE_FN.search(f) and i + 1 < len(chain) and SYNC_FN.search(chain[i + 1]):
+            return i
+    return None
+
+
+def measure(path):
+    """The metrics of one callgrind run (absolute Ir and calls, not per launch)."""
+    total, fn_ob, edges = parse_callgrind(path)
+    kle = 0
+    entries = {}
+    driver = 0
+    driver_calls = {}
+    alloc = [0, 0]   # calls to GenericDeviceTy::dataAlloc from KLE code
+    free = [0, 0]    # the AssociatedAllocations loop's dataDelete calls
+    depth = 0        # deepest caller of a driver call found in KLE code
+    for (caller, callee), (calls, ir) in edges.items():
+        if caller is None:
+            continue
+        cb, eb = base(caller), base(callee)
+        # Calls into KLE code from outside it.
+        if KLE_FN.search(eb) and not KLE_FN.search(cb):
+            kle += ir
+            k = re.sub(r"^llvm::omp::target::plugin::", "", eb).split("(")[0]
+            e = entries.setdefault(k, [0, 0])
+            e[0] += calls
+            e[1] += ir
+        if ALLOC_FN.search(eb) and KLE_FN.search(cb):
+            alloc[0] += calls
+            alloc[1] += ir
+        # The AssociatedAllocations loop's frees.
+        if DELETE_FN.search(eb) and SYNC_FN.search(cb):
+            kle += ir
+            free[0] += calls
+            free[1] += ir
+            e = entries.setdefault("dataDelete from " + SYNC_FN.search(cb).group(1), [0, 0])
+            e[0] += calls
+            e[1] += ir
+        # Calls from the plugin into the driver library made on the KLE path:
+        # the callee's context lists its callers, innermost first; the first
+        # one is `caller` itself.
+        if is_driver(callee, fn_ob) and not is_driver(caller, fn_ob):
+            at = kle_depth(callee.split("'")[1:])
+            if at is not None:
+                driver += ir
+                depth = max(depth, at + 1)
+                d = driver_calls.setdefault(eb, [0, 0])
+                d[0] += calls
+                d[1] += ir
+    return {"total": total, "kle": kle, "kle_driver": driver,
+            "kle_entries": entries, "kle_driver_calls": driver_calls,
+            "kle_data_alloc": alloc, "kle_data_delete": free,
+            "kle_driver_max_depth": depth}
+
+
+def run_one(a, env, transport, n, tmp):
+    out = os.path.join(tmp, "callgrind.%s.%d.out" % (transport, n))
+    cmd = [a.valgrind, "--tool=callgrind", "-q", "--separate-threads=no",
+           "--dump-instr=no", "--dump-line=no",
+           "--separate-callers%d=cu*" % SEPARATE_CALLERS,
+           "--callgrind-out-file=" + out, a.bench, "--launches", str(n)]
+    # KLE_STANDIN_EXPECT makes the stand-in check every launch's dyn_ptr
+    # placement for this transport, so a fallback (zerocopy or staged to
+    # copy) fails the run. (Not LIBOMPTARGET_KLE_STATS or _INFO: they would
+    # add work to the KLE path being measured.)
+    e = dict(env, LIBOMPTARGET_KLE_TRANSPORT=transport, KLE_STANDIN_EXPECT=transport)
+    t0 = time.time()
+    try:
+        r = subprocess.run(cmd, env=e, capture_output=True, text=True, timeout=a.timeout)
+    except subprocess.TimeoutExpired:
+        die("valgrind on kle-bench --launches %d (%s) ran over %d s (--timeout)"
+            % (n, transport, a.timeout))
+    secs = time.time() - t0
+    if r.returncode or "launches done" not in r.stdout:
+        why = [l for l in r.stderr.splitlines() if "VIOLATION" in l][:1]
+        die("valgrind kle-bench --launches %d (%s) failed with status %d%s: %s"
+            % (n, transport, r.returncode,
+               " (the stand-in saw a launch not served by %s)" % transport if why else "",
+               (why[0] if why else r.stderr.strip()[-400:])))
+    m = re.findall(r"kle-standin: launches=(\d+) violations=(\d+)", r.stderr)
+    if not m or m[-1] != (str(n), "0"):
+        die("kle-bench --launches %d (%s): the stand-in reported %s, not %d launches "
+            "without violations" % (n, transport, "launches=%s violations=%s" % m[-1]
+                                    if m else "nothing", n))
+    try:
+        res = measure(out)
+    except (OSError, ValueError) as err:
+        die("cannot read callgrind output: %s" % err)
+    res["seconds"] = round(secs, 2)
+    if a.keep:
+        os.makedirs(a.keep, exist_ok=True)
+        shutil.copy(out, a.keep)
+    os.unlink(out)
+    return res
+
+
+def per_launch(r1, r2, dn, key):
+    return (r2[key] - r1[key]) / dn
+
+
+def per_launch_map(r1, r2, dn, key):
+    ks = sorted(set(r1[key]) | set(r2[key]))
+    z = [0, 0]
+    return {k: {"calls": (r2[key].get(k, z)[0] - r1[key].get(k, z)[0]) / dn,
+                "ir": (r2[key].get(k, z)[1] - r1[key].get(k, z)[1]) / dn} for k in ks}
+
+
+METRICS = ["whole_process", "kle_path_incl_driver", "kle_path_driver_calls",
+           "kle_path_excl_driver", "allocations",
+           "kle_path_excl_driver_and_allocations"]
+
+
+def launch_metrics(r1, r2, n1, n2):
+    """Per-launch metrics from a run with N1 and one with N2 launches."""
+    dn = float(n2 - n1)
+    kle = per_launch(r1, r2, dn, "kle")
+    drv = per_launch(r1, r2, dn, "kle_driver")
+    # Device allocations on the KLE path: dataAlloc from KLE code and the
+    # AssociatedAllocations frees (memory-manager hits, no driver call).
+    rb = ((r2["kle_data_alloc"][1] - r1["kle_data_alloc"][1]) +
+          (r2["kle_data_delete"][1] - r1["kle_data_delete"][1])) / dn
+    return {
+        "whole_process": per_launch(r1, r2, dn, "total"),
+        "kle_path_incl_driver": kle,
+        "kle_path_driver_calls": drv,
+        "kle_path_excl_driver": kle - drv,
+        "allocations": rb,
+        "kle_path_excl_driver_and_allocations": kle - drv - rb,
+        "kle_entries": per_launch_map(r1, r2, dn, "kle_entries"),
+        "kle_driver_entry_points": per_launch_map(r1, r2, dn, "kle_driver_calls"),
+        "runs": {str(n1): r1, str(n2): r2},
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bench", default=os.path.join(REPO, "build", "bench", "kle-bench"))
+    ap.add_argument("--standin", default=os.path.join(REPO, "build", "test", "cuda-standin", "lib"),
+                    help="CUDA driver stand-in lib dir (holds libcuda.so.1)")
+    ap.add_argument("--launches", default="50,150",
+                    help="the two launch counts N1,N2 (N1 < N2); Ir/launch = "
+                         "(Ir(N2) - Ir(N1)) / (N2 - N1)")
+    ap.add_argument("--transports", default=",".join(TRANSPORTS),
+                    help="comma-separated subset of " + ",".join(TRANSPORTS))
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="pairs of runs per transport; the table shows the pair with "
+                         "the median KLE path excl. driver calls")
+    ap.add_argument("--valgrind", default="valgrind")
+    ap.add_argument("--timeout", type=int, default=600, help="seconds per valgrind run")
+    ap.add_argument("--keep", default="", help="keep the callgrind output files in this dir")
+    ap.add_argument("--out", default=os.path.join(REPO, "build", "bench-results",
+                                                  "kle-instructions.json"))
+    a = ap.parse_args()
+
+    try:
+        n1, n2 = [int(x) for x in a.launches.split(",")]
+    except ValueError:
+        die("--launches wants two integers N1,N2, got %r" % a.launches)
+    if not 0 < n1 < n2:
+        die("--launches wants 0 < N1 < N2, got %d,%d" % (n1, n2))
+    if a.repeat < 1:
+        die("--repeat must be at least 1")
+    transports = [t for t in a.transports.split(",") if t]
+    bad = [t for t in transports if t not in TRANSPORTS]
+    if bad or not transports:
+        die("--transports: unknown %s (valid: %s)" % (bad, ", ".join(TRANSPORTS)))
+    vg = shutil.which(a.valgrind)
+    if not vg:
+        die("valgrind not found (%s); install the Debian package 'valgrind' "
+            "(apt-get install valgrind)" % a.valgrind)
+    a.valgrind = vg
+    if not os.access(a.bench, os.X_OK):
+        die("%s is not an executable kle-bench; build bench/ first (README, Benchmarks)" % a.bench)
+    if not os.path.exists(os.path.join(a.standin, "libcuda.so.1")):
+        die("no CUDA driver stand-in: no libcuda.so.1 in %s; build test/cuda-standin "
+            "(README of test/cuda-standin) or pass --standin" % a.standin)
+
+    env = dict(os.environ)
+    for k in ("LIBOMPTARGET_KLE_TRANSPORT", "LIBOMPTARGET_INFO", "LIBOMPTARGET_DEBUG",
+              "LIBOMPTARGET_KLE_STATS", "LIBOMPTARGET_KLE_MAX_SLOTS", "KLE_STANDIN_VERBOSE",
+              "KLE_STANDIN_FAIL", "KLE_STANDIN_STATS", "KLE_STANDIN_STATS_FILE",
+              "KLE_STANDIN_KERNEL_US", "KLE_STANDIN_DEVICES"):
+        env.pop(k, None)
+    env["LD_LIBRARY_PATH"] = a.standin + os.pathsep + env.get("LD_LIBRARY_PATH", "")
+    env["KLE_STANDIN_DELAY_US"] = "0:0"
+    env["KLE_STANDIN_SEED"] = "1"
+    devs = [d for d in list_devices(a.bench, env) if d[1].startswith("CUDA")]
+    if not devs:
+        die("kle-bench sees no CUDA device through the stand-in in %s" % a.standin)
+    num, uid = devs[0]
+    env["KLE_BENCH_DEVICE"] = str(num)
+
+    results = {}
+    t0 = time.time()
+    with tempfile.TemporaryDirectory(prefix="kle-instructions.") as tmp:
+        for t in transports:
+            reps = []
+            for rep in range(a.repeat):
+                r1 = run_one(a, env, t, n1, tmp)
+                r2 = run_one(a, env, t, n2, tmp)
+                reps.append(launch_metrics(r1, r2, n1, n2))
+                depth = max(r1["kle_driver_max_depth"], r2["kle_driver_max_depth"])
+                if depth > SEPARATE_CALLERS - 4:
+                    print("kle-instructions: warning: a driver call was found %d callers "
+                          "below KLE code, near the --separate-callers depth %d: deeper "
+                          "ones would be missed" % (depth, SEPARATE_CALLERS), file=sys.stderr)
+            # The median repetition by the target's metric (so that every
+            # figure in a column comes from one pair of runs and adds up).
+            reps.sort(key=lambda r: r["kle_path_excl_driver"])
+            med = reps[(len(reps) - 1) // 2]
+            res = {k: med[k] for k in METRICS + ["kle_entries", "kle_driver_entry_points"]}
+            # The whole process is independent of that choice: its own median.
+            res["whole_process"] = sorted(r["whole_process"] for r in reps)[(len(reps) - 1) // 2]
+            res["range"] = {k: [min(r[k] for r in reps), max(r[k] for r in reps)]
+                            for k in METRICS}
+            res["repetitions"] = reps
+            results[t] = res
+    elapsed = time.time() - t0
+
+    rows = [("whole_process", "whole process"),
+            ("kle_path_incl_driver", "KLE path incl. driver calls"),
+            ("kle_path_driver_calls", "  driver calls in KLE path"),
+            ("kle_path_excl_driver", "KLE path excl. driver calls *"),
+            ("allocations", "  device allocations"),
+            ("kle_path_excl_driver_and_allocations", "KLE path excl. driver and allocations")]
+    print("Host instructions per launch (Ir/launch), HOST-SIDE, CUDA driver stand-in")
+    print("device %d (%s); callgrind on kle-bench --launches N (synchronous 1-team "
+          "teams reduction);" % (num, uid))
+    print("Ir/launch = (Ir(N=%d) - Ir(N=%d)) / %d%s" % (
+        n2, n1, n2 - n1, ", median of %d pairs of runs" % a.repeat if a.repeat > 1 else ""))
+    print("%-38s" % "metric" + "".join("%12s" % t for t in transports))
+    for key, label in rows:
+        print("%-38s" % label + "".join("%12.1f" % results[t][key] for t in transports))
+    print("* the target's metric. Driver calls: the stand-in's CPU emulation of the driver, "
+          "not the real driver's cost.\nDevice allocations: dataAlloc/dataDelete on the KLE "
+          "path (copy: device KLE and reduction buffer per launch; staged: device KLE; "
+          "zerocopy: none, the slot keeps its reduction buffer).")
+
+    meta = {
+        "machine": platform.node(),
+        "device": "%d %s" % (num, uid),
+        "driver": "CUDA driver stand-in",
+        "host_side_only": True,
+        "llvm": "22.1.8",
+        "git": subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True).stdout.strip(),
+        "valgrind": subprocess.run([a.valgrind, "--version"], capture_output=True,
+                                   text=True).stdout.strip(),
+        "launches": [n1, n2],
+        "repeat": a.repeat,
+        "unit": "Ir (host instructions, all threads) per launch",
+        "seconds": round(elapsed, 1),
+    }
+    target = None
+    if "zerocopy" in results and "copy" in results:
+        z, c = results["zerocopy"], results["copy"]
+        ratio = lambda k: z[k] / c[k] if c[k] > 0 else float("inf")
+        key = "kle_path_excl_driver"
+        ok = c[key] > 0 and z[key] <= 0.5 * c[key]
+        print("\nKLE path zerocopy/copy: %.2f excluding driver calls (target), %.2f including "
+              "them, %.2f excluding driver calls and allocations" % (
+                  ratio(key), ratio("kle_path_incl_driver"),
+                  ratio("kle_path_excl_driver_and_allocations")))
+        print("%s: target zerocopy <= 1/2 copy on the KLE path excl. driver calls: zerocopy "
+              "%.1f Ir/launch, copy %.1f, half of copy %.1f" % (
+                  "PASS" if ok else "MISS", z[key], c[key], 0.5 * c[key]))
+        target = {"metric": key, "zerocopy": z[key], "copy": c[key], "limit": 0.5,
+                  "ratio": ratio(key),
+                  "ratio_incl_driver": ratio("kle_path_incl_driver"),
+                  "ratio_transport_only": ratio("kle_path_excl_driver_and_allocations"),
+                  "met": ok}
+
+    d = os.path.dirname(os.path.abspath(a.out))
+    os.makedirs(d, exist_ok=True)
+    with open(a.out, "w") as f:
+        json.dump({"meta": meta, "results": results, "target": target}, f, indent=1)
+    print("\nwrote %s (%.0f s)" % (a.out, elapsed))
+
+
+if __name__ == "__main__":
+    main()
