@@ -6,7 +6,8 @@ Usage: kle-plot.py <kle-compare.json> [-o out.png] [--benchmarks REGEX]
 One panel per benchmark group (at most --max-panels, 6 by default). Without
 --benchmarks the panels are chosen: every LaunchLatency/* group if there are
 any, else SyncReduction/teams:1; then the SyncReduction with the most teams,
-the SyncReductionThreads with the most threads and PipelinedReduction. With
+the KernelReduction (kernel-only time) with the most teams, the
+SyncReductionThreads with the most threads and PipelinedReduction. With
 --benchmarks, every group whose benchmark (or its no-KLE baseline) name
 matches REGEX (re.search on the full name, e.g. "SyncReduction/teams:1/real_time"),
 in that order of preference first.
@@ -136,6 +137,9 @@ def preferred(names):
         picks += [n for n in sync if arg_value(n, "teams") == 1][:1]
     if sync:
         picks.append(max(sync, key=lambda n: arg_value(n, "teams")))
+    kern = [n for n in names if n.startswith("KernelReduction/")]
+    if kern:  # kernel-only time at the largest (full-device) team count
+        picks.append(max(kern, key=lambda n: arg_value(n, "teams")))
     thr = [n for n in names if n.startswith("SyncReductionThreads/")]
     if thr:
         picks.append(max(thr, key=lambda n: arg_value(n, "threads")))
