@@ -19,7 +19,7 @@
 #                         0008) and every other library the binaries need
 #                         beyond the C/C++ runtime and the driver
 #   lib/kernel-timer/     bench/kernel-timer's libcuda.so (kernel-only times)
-#   scripts/              kle-compare.py, kle-plot.py
+#   scripts/              kle-compare.py, kle-plot.py, klebench.py
 #   MANIFEST              git revision, build date, SHA-256 of every file
 #
 # Checks (the script fails on any): size; every ELF's dependencies resolve
@@ -40,25 +40,37 @@ arch=${KLE_BUNDLE_ARCH:-sm_90}
 # ldd-style dependency list of one ELF with only the bundle on the path.
 deps_of() { env -i LD_LIBRARY_PATH="$1/lib:$1/lib/kernel-timer" /usr/bin/ldd "$2" 2>&1 || true; }
 
-check() {
-  local b=$1 bad=0 f line name path size glibc
-  [ -f "$b/MANIFEST" ] || kle_die "$b is not a bundle (no MANIFEST); run: scripts/gpu-bundle.sh build"
-  size=$(du -sb "$b" | cut -f1)
-  echo "bundle: $b, $((size / 1024 / 1024)) MiB ($size bytes), limit 64 MiB"
-  [ "$size" -le "$limit" ] || { echo "CHECK FAILED: larger than 64 MiB"; bad=1; }
+# "<elf> <library> <resolved path or empty>" for every library an ELF under
+# bundle directory $1 needs from outside it, other than the base libraries
+# and the driver (libcuda.so.1).
+foreign_deps() {
+  local b=$1 f line name path
   while IFS= read -r f; do
     file -b "$f" | grep -q '^ELF' || continue
     while IFS= read -r line; do
       name=$(awk '{print $1}' <<<"$line")
       path=$(sed -n 's/.*=> \([^ ]*\) .*/\1/p' <<<"$line")
-      case " $base_libs " in *" $name "*) continue ;; esac
       [ -n "$name" ] || continue
-      if [ "$name" = libcuda.so.1 ]; then continue; fi # the driver, on the GPU machine
-      case $name in /*) continue ;; esac               # the loader itself
+      case " $base_libs libcuda.so.1 " in *" $name "*) continue ;; esac
+      case $name in /*) continue ;; esac # the loader itself
       case $path in "$b"/*) continue ;; esac
-      echo "CHECK FAILED: ${f#"$b"/} needs $name (${path:-not found}) from outside the bundle"
-      bad=1
+      echo "$f $name $path"
     done < <(deps_of "$b" "$f" | grep -v 'statically linked')
+  done < <(find "$b" -type f)
+}
+
+check() {
+  local b=$1 bad=0 f name path size glibc
+  [ -f "$b/MANIFEST" ] || kle_die "$b is not a bundle (no MANIFEST); run: scripts/gpu-bundle.sh build"
+  size=$(du -sb "$b" | cut -f1)
+  echo "bundle: $b, $((size / 1024 / 1024)) MiB ($size bytes), limit 64 MiB"
+  [ "$size" -le "$limit" ] || { echo "CHECK FAILED: larger than 64 MiB"; bad=1; }
+  while read -r f name path; do
+    echo "CHECK FAILED: ${f#"$b"/} needs $name (${path:-not found}) from outside the bundle"
+    bad=1
+  done < <(foreign_deps "$b")
+  while IFS= read -r f; do
+    file -b "$f" | grep -q '^ELF' || continue
     if deps_of "$b" "$f" | grep -q 'libLLVM'; then
       echo "CHECK FAILED: ${f#"$b"/} needs libLLVM"; bad=1
     fi
@@ -126,7 +138,8 @@ build() {
   cp -L "$KLE_PREFIX/lib/libomp.so" "$bundle.tmp/lib/"
   cp "$omptarget" "$bundle.tmp/lib/"
   cp "$KLE_ROOT/bench/run-gpu.sh" "$bundle.tmp/run-gpu.sh"
-  cp "$KLE_ROOT/scripts/kle-compare.py" "$KLE_ROOT/scripts/kle-plot.py" "$bundle.tmp/scripts/"
+  cp "$KLE_ROOT/scripts/kle-compare.py" "$KLE_ROOT/scripts/kle-plot.py" \
+    "$KLE_ROOT/scripts/klebench.py" "$bundle.tmp/scripts/"
   for t in "$KLE_ROOT"/test/gpu/*.c; do
     clang-22 --config="$KLE_PREFIX/share/kle-offload/kle-offload.cfg" -fopenmp \
       --offload-arch="$arch" -O2 "$t" -o "$bundle.tmp/bin/gpu-tests/$(basename "$t" .c)" -ldl \
@@ -137,19 +150,12 @@ build() {
 
   # Copy in whatever else the binaries need from this machine (for example
   # Google Benchmark's shared library), until only base libraries are left.
-  local pass f line name path
+  local pass f name path
   for pass in 1 2 3; do
-    while IFS= read -r f; do
-      file -b "$f" | grep -q '^ELF' || continue
-      while IFS= read -r line; do
-        name=$(awk '{print $1}' <<<"$line")
-        path=$(sed -n 's/.*=> \([^ ]*\) .*/\1/p' <<<"$line")
-        case " $base_libs libcuda.so.1 " in *" $name "*) continue ;; esac
-        case $path in /*) ;; *) continue ;; esac
-        case $path in "$bundle.tmp"/*) continue ;; esac
-        [ -e "$bundle.tmp/lib/$name" ] || cp -L "$path" "$bundle.tmp/lib/$name"
-      done < <(deps_of "$bundle.tmp" "$f" | grep '=>' || true)
-    done < <(find "$bundle.tmp" -type f)
+    while read -r f name path; do
+      case $path in /*) ;; *) continue ;; esac
+      [ -e "$bundle.tmp/lib/$name" ] || cp -L "$path" "$bundle.tmp/lib/$name"
+    done < <(foreign_deps "$bundle.tmp")
   done
 
   {

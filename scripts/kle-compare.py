@@ -37,6 +37,9 @@ import random
 import statistics
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from klebench import KleBenchError, run, list_devices as _list_devices  # noqa: E402
 import tempfile
 
 TRANSPORTS = ["zerocopy", "staged", "copy"]
@@ -47,20 +50,8 @@ def die(msg):
     sys.exit("kle-compare: error: " + msg)
 
 
-def run(cmd, env, **kw):
-    return subprocess.run(cmd, env=env, capture_output=True, text=True, **kw)
 
 
-def list_devices(bench, env):
-    out = run([bench, "--list-devices"], env, timeout=120)
-    if out.returncode:
-        die("%s --list-devices failed: %s" % (bench, out.stderr.strip()[-300:]))
-    devs = []
-    for line in out.stdout.splitlines():
-        num, _, uid = line.partition(" ")
-        if num.isdigit():
-            devs.append((int(num), uid))
-    return devs
 
 
 def pick_device(devs, want):
@@ -139,6 +130,13 @@ def kle_path_ns(bench, env, launches=1000):
         if "KLE stats" in line and "host_ns_per_launch_in_kle_path=" in line:
             return int(line.rsplit("host_ns_per_launch_in_kle_path=", 1)[1].split()[0])
     return None
+
+
+def list_devices(bench, env):
+    try:
+        return _list_devices(bench, env)
+    except KleBenchError as e:
+        die(str(e))
 
 
 def main():

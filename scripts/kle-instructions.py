@@ -80,6 +80,9 @@ import re
 import shutil
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from klebench import KleBenchError, list_devices as _list_devices  # noqa: E402
 import tempfile
 import time
 
@@ -100,17 +103,6 @@ def die(msg):
     sys.exit("kle-instructions: error: " + msg)
 
 
-def list_devices(bench, env):
-    out = subprocess.run([bench, "--list-devices"], env=env, capture_output=True,
-                         text=True, timeout=120)
-    if out.returncode:
-        die("%s --list-devices failed: %s" % (bench, out.stderr.strip()[-300:]))
-    devs = []
-    for line in out.stdout.splitlines():
-        num, _, uid = line.partition(" ")
-        if num.isdigit():
-            devs.append((int(num), uid.strip()))
-    return devs
 
 
 def parse_callgrind(path):
@@ -337,6 +329,13 @@ def launch_metrics(r1, r2, n1, n2):
         "kle_driver_entry_points": per_launch_map(r1, r2, dn, "kle_driver_calls"),
         "runs": {str(n1): r1, str(n2): r2},
     }
+
+
+def list_devices(bench, env):
+    try:
+        return _list_devices(bench, env)
+    except KleBenchError as e:
+        die(str(e))
 
 
 def main():
