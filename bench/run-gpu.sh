@@ -11,7 +11,9 @@
 #   4. prints the KLE stats line of each transport for 1000 launches.
 # Usage: run-gpu.sh [RESULTS_DIR]   (default: $OUT if set, else ./kle-results)
 # Tunables: KLE_ROUNDS (4), KLE_MIN_TIME (0.1 s), KLE_LATENCY_SAMPLES (2000),
-# KLE_CUDA_DRIVER (path of libcuda.so.1; default: found with ldconfig).
+# KLE_CUDA_DRIVER (path of libcuda.so.1; default: /usr/local/nvidia/lib64,
+# then ldconfig), KLE_TEST_TIMEOUT (30 s per GPU test run), KLE_RUN_TIMEOUT
+# (120 s per kle-bench run), so one hang cannot eat a lease.
 # Wall time on an H200: well under 5 minutes with the defaults.
 # Results: machine.txt, gpu-tests.txt, compare.txt, kle-compare.{json,csv,png},
 # run.log (at most 8 files, so they fit the device tool's return limit).
@@ -19,8 +21,13 @@ set -uo pipefail
 B=$(cd "$(dirname "$0")" && pwd)
 R=${1:-${OUT:-$PWD/kle-results}}
 mkdir -p "$R" || { echo "kle-offload: error: cannot create $R" >&2; exit 1; }
+exec 3>&1 4>&2
 exec > >(tee -a "$R/run.log") 2>&1
-die() { echo "kle-offload: error: $*"; exit 1; }
+tee_pid=$!
+# Let tee write the log's last lines before the script (and the machine's
+# command) ends.
+finish() { exec 1>&3 2>&4; wait "$tee_pid" 2>/dev/null; }
+die() { echo "kle-offload: error: $*"; finish; exit 1; }
 t0=$(date +%s)
 step() { echo; echo "== [$(( $(date +%s) - t0 )) s] $*"; }
 
@@ -34,10 +41,13 @@ command -v python3 >/dev/null || die "python3 is needed for the comparison"
 # test runs the bundle on the CPU stand-in this way).
 drv=${KLE_CUDA_DRIVER:-}
 [ -z "$drv" ] || [ -e "$drv" ] || die "KLE_CUDA_DRIVER=$drv does not exist"
-[ -n "$drv" ] || for d in $(ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1 .*x86-64/{print $NF}') \
-         /usr/local/nvidia/lib64/libcuda.so.1 /usr/lib/x86_64-linux-gnu/libcuda.so.1 \
-         /usr/lib64/libcuda.so.1; do
-  case $d in */stubs/*) continue ;; esac
+[ -z "$drv" ] || drv=$(readlink -f "$drv")
+# The driver's own directory first (container runtimes mount it there), then
+# the loader cache; never the toolkit's stubs/ or compat/ copies.
+[ -n "$drv" ] || for d in /usr/local/nvidia/lib64/libcuda.so.1 \
+         $(ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1 .*x86-64/{print $NF}') \
+         /usr/lib/x86_64-linux-gnu/libcuda.so.1 /usr/lib64/libcuda.so.1; do
+  case $d in */stubs/*|*/compat/*) continue ;; esac
   if [ -e "$d" ]; then drv=$d; break; fi
 done
 [ -n "$drv" ] || die "no NVIDIA driver library (libcuda.so.1) found; is the driver installed and visible?"
@@ -45,14 +55,14 @@ drvdir=$(mktemp -d)
 trap 'rm -rf "$drvdir"' EXIT
 ln -s "$drv" "$drvdir/libcuda.so"
 ln -s "$drv" "$drvdir/libcuda.so.1"
-export LD_LIBRARY_PATH="$B/lib:$drvdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export LD_LIBRARY_PATH="$B/lib:$drvdir:$(dirname "$drv")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export KLE_GIT_REV=$(sed -n 's/^git: //p' "$B/MANIFEST")
 
 step "machine"
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "host: $(uname -srm)"
-  echo "driver library: $drv"
+  echo "driver library: $drv -> $(readlink -f "$drv")"
   if command -v nvidia-smi >/dev/null; then
     nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,pcie.link.gen.max,pcie.link.width.max --format=csv 2>&1
   else
@@ -63,7 +73,8 @@ step "machine"
 
 step "devices"
 "$B/bin/kle-bench" --list-devices || die "kle-bench could not list devices"
-"$B/bin/kle-bench" --list-devices | grep -q ' CUDA-' \
+devs=$("$B/bin/kle-bench" --list-devices 2>/dev/null)
+grep -q ' CUDA-' <<<"$devs" \
   || die "the CUDA plugin found no GPU (driver $drv); see the lines above"
 
 step "GPU tests (checked on the build machine: scripts/gpu-bundle.sh verify)"
@@ -72,7 +83,8 @@ n=0
 while IFS=$'\t' read -r test envs prefixes; do
   [ -n "$test" ] || continue
   # shellcheck disable=SC2086 # $envs is a list of K=V words
-  env $envs timeout 120 "$B/bin/gpu-tests/${test%.c}" > "$drvdir/out" 2>&1
+  env $envs timeout "${KLE_TEST_TIMEOUT:-30}" "$B/bin/gpu-tests/${test%.c}" \
+    < /dev/null > "$drvdir/out" 2>&1
   rc=$?
   { echo "=== $n $test rc=$rc"; cat "$drvdir/out"; } >> "$R/gpu-tests.txt"
   echo "  $test [${envs:-default}]: exit status $rc"
@@ -83,7 +95,8 @@ step "transport comparison"
 python3 "$B/scripts/kle-compare.py" --bench "$B/bin/kle-bench" \
   --rounds "${KLE_ROUNDS:-4}" --min-time "${KLE_MIN_TIME:-0.1}" \
   --latency-samples "${KLE_LATENCY_SAMPLES:-2000}" \
-  --kernel-times "$B/lib/kernel-timer" --out "$R" | tee "$R/compare.txt"
+  --kernel-times "$B/lib/kernel-timer" --timeout "${KLE_RUN_TIMEOUT:-120}" \
+  --out "$R" | tee "$R/compare.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || die "kle-compare.py failed"
 
 step "plot"
@@ -96,3 +109,4 @@ for t in zerocopy staged copy; do
     | grep -E 'KLE stats|checksum' | sed "s/^/  $t: /" | tee -a "$R/compare.txt"
 done
 step "done"
+finish

@@ -25,7 +25,10 @@
 # Checks (the script fails on any): size; every ELF's dependencies resolve
 # inside the bundle or to the base libraries any x86-64 Linux has (libc, libm,
 # libstdc++, libgcc_s, libz, the dynamic loader) or the driver; nothing needs
-# libLLVM; no binary asks for a newer glibc than 2.36; and, when run as root,
+# libLLVM; no binary asks for a newer glibc than 2.36 (it also prints the
+# newest GLIBC, GLIBCXX and CXXABI versions needed, which the target's base
+# libraries must provide: Debian 12 builds need GCC 12's libstdc++, as on
+# Ubuntu 22.04 and later); and, when run as root,
 # the bundle starts in a chroot that holds only those base libraries and the
 # CUDA driver stand-in (test/cuda-standin) in the driver's place: no clang,
 # no Debian libraries.
@@ -80,6 +83,10 @@ check() {
     fi
   done < <(find "$b" -type f)
   [ $bad = 0 ] && echo "dependencies: every ELF resolves inside the bundle, to base libraries, or to the driver"
+  # What the target machine's base libraries must provide at least.
+  echo "needs at least: $(find "$b" -type f -exec objdump -T {} \; 2>/dev/null \
+    | grep -o -E '(GLIBC|GLIBCXX|CXXABI)_[0-9.]+' | sort -u -V \
+    | awk -F_ '{v[$1]=$0} END{printf "%s %s %s", v["GLIBC"], v["GLIBCXX"], v["CXXABI"]}')"
   if [ "$(id -u)" = 0 ] && [ -x "$KLE_BUILD_DIR/test/cuda-standin/lib/libcuda.so.1" ]; then
     chroot_check "$b" || bad=1
   else
@@ -125,8 +132,13 @@ build() {
   [ -x "$KLE_BUILD_DIR/bench/kle-bench" ] || kle_die "no $KLE_BUILD_DIR/bench/kle-bench; run scripts/setup.sh first."
   [ -f "$KLE_BUILD_DIR/bench/kernel-timer/libcuda.so" ] \
     || kle_die "no kernel timer ($KLE_BUILD_DIR/bench/kernel-timer/libcuda.so): the CUDA toolkit's cuda.h was not found when bench/ was configured."
+  # Everything in the bundle comes from the current tree: bring the
+  # installed fork and kle-bench up to date first (no-ops when they are).
+  ninja -C "$KLE_BUILD_DIR" install >"$KLE_BUILD_DIR/offload-bundle.log" 2>&1 \
+    && ninja -C "$KLE_BUILD_DIR/bench" >>"$KLE_BUILD_DIR/offload-bundle.log" 2>&1 \
+    || { tail -20 "$KLE_BUILD_DIR/offload-bundle.log" >&2; kle_die "bringing the installed fork or kle-bench up to date failed (log: $KLE_BUILD_DIR/offload-bundle.log)"; }
   kle_note "building the relocatable libomptarget (target offload-bundle; a few minutes the first time)"
-  ninja -C "$KLE_BUILD_DIR" offload-bundle >"$KLE_BUILD_DIR/offload-bundle.log" 2>&1 \
+  ninja -C "$KLE_BUILD_DIR" offload-bundle >>"$KLE_BUILD_DIR/offload-bundle.log" 2>&1 \
     || { tail -20 "$KLE_BUILD_DIR/offload-bundle.log" >&2; kle_die "building target offload-bundle failed (log: $KLE_BUILD_DIR/offload-bundle.log)"; }
   local omptarget="$KLE_BUILD_DIR/bundle/offload/libomptarget.so.22.1" t
   [ -f "$omptarget" ] || kle_die "offload-bundle built no $omptarget"

@@ -43,6 +43,7 @@ from klebench import KleBenchError, run, list_devices as _list_devices  # noqa: 
 import tempfile
 
 TRANSPORTS = ["zerocopy", "staged", "copy"]
+TIMEOUT = [1800]  # seconds per kle-bench run (--timeout)
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -107,7 +108,7 @@ def driver_calls(bench, env, standin_dir):
     for n in (100, 200):
         with tempfile.NamedTemporaryFile("r", suffix=".txt") as f:
             e = dict(env, KLE_STANDIN_STATS_FILE=f.name)
-            r = run([bench, "--launches", str(n)], e, timeout=600)
+            r = run([bench, "--launches", str(n)], e, timeout=TIMEOUT[0])
             if r.returncode:
                 die("kle-bench --launches failed: " + r.stderr.strip()[-300:])
             c = {}
@@ -123,7 +124,7 @@ def driver_calls(bench, env, standin_dir):
 def kle_path_ns(bench, env, launches=1000):
     """Mean host ns per launch in the plugin's KLE path (KLE stats line)."""
     r = run([bench, "--launches", str(launches)],
-            dict(env, LIBOMPTARGET_KLE_STATS="1"), timeout=600)
+            dict(env, LIBOMPTARGET_KLE_STATS="1"), timeout=TIMEOUT[0])
     if r.returncode:
         die("kle-bench --launches failed: " + r.stderr.strip()[-300:])
     for line in r.stderr.splitlines():
@@ -154,6 +155,8 @@ def main():
                          "(build/bench/kernel-timer if built), or 'off'")
     ap.add_argument("--kernel-filter", default="^Kernel",
                     help="--benchmark_filter for the kernel-time pass")
+    ap.add_argument("--timeout", type=int, default=1800,
+                    help="seconds one kle-bench run may take before the comparison stops")
     ap.add_argument("--out", default=os.path.join(REPO, "build", "bench-results"))
     a = ap.parse_args()
     if not os.access(a.bench, os.X_OK):
@@ -162,6 +165,9 @@ def main():
         die("--rounds must be at least 2")
     if a.latency_samples < 0:
         die("--latency-samples must be 0 or more")
+    if a.timeout < 1:
+        die("--timeout must be at least 1 second")
+    TIMEOUT[0] = a.timeout
 
     env = dict(os.environ)
     env.pop("LIBOMPTARGET_KLE_TRANSPORT", None)
@@ -197,10 +203,14 @@ def main():
             res = run([a.bench, "--benchmark_min_time=" + a.min_time,
                        "--benchmark_filter=" + flt,
                        "--benchmark_out=" + f.name, "--benchmark_out_format=json"],
-                      e, timeout=1800)
+                      e, timeout=TIMEOUT[0])
             if res.returncode:
                 die("kle-bench failed under %s: %s" % (t, res.stderr.strip()[-400:]))
-            return json.load(open(f.name))["benchmarks"]
+            try:
+                return json.load(open(f.name))["benchmarks"]
+            except (ValueError, KeyError):
+                die("kle-bench wrote no results under %s (does --filter %r match "
+                    "any benchmark?)" % (t, flt))
 
     samples = {}  # (benchmark, transport) -> [seconds per launch]
     for r in range(a.rounds):
@@ -221,7 +231,7 @@ def main():
                 key = ("baseline" if "Baseline" in name else t)
                 samples.setdefault((name, key), []).append(per_launch(b))
             if a.latency_samples:
-                res = run([a.bench, "--latency-samples", str(a.latency_samples)], e, timeout=1800)
+                res = run([a.bench, "--latency-samples", str(a.latency_samples)], e, timeout=TIMEOUT[0])
                 if res.returncode:
                     die("kle-bench --latency-samples failed under %s: %s"
                         % (t, res.stderr.strip()[-400:]))
@@ -323,4 +333,8 @@ def shutil_which(name):
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except subprocess.TimeoutExpired as e:
+        die("kle-bench took longer than %d s (--timeout): %s"
+            % (TIMEOUT[0], " ".join(map(str, e.cmd))))

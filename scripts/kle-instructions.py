@@ -39,9 +39,10 @@ Metrics (rows of the table):
                         (freeAllocationAfterSynchronization is called only in
                         prepare and prepareCopy, since upstream's
                         getKernelLaunchEnvironment is no longer called): the
-                        teams-reduction buffer under every transport, and
-                        copy's and staged's device KLE. All of it is counted,
-                        as both allocations are counted inside prepare.
+                        teams-reduction buffer where it is per launch (copy;
+                        zerocopy and staged keep one per slot), and copy's
+                        and staged's device KLE. All of it is counted, as
+                        the allocations are counted inside prepare.
   driver calls in KLE   the inclusive cost of the calls from the plugin into
                         the driver library (libcuda.so.1, here the stand-in)
                         made on the KLE path (their caller chains, from

@@ -21,7 +21,13 @@
 // What it measures: cuEventRecord on the launch's stream before and after
 // cuLaunchKernel; cuEventElapsedTime of the pair is the kernel's run time on
 // the device, in milliseconds, with the driver's event resolution (about
-// 0.5 us). Events are created with default flags and recycled.
+// 0.5 us). Events are created with default flags and recycled. So that the
+// start event does not fire while the host is still submitting the kernel
+// (which would add the submission time, more so on an idle stream than
+// behind a queued KLE copy), the stream is held first: cuStreamWaitValue32
+// on a pinned flag, then the two events and the launch are queued, then the
+// host sets the flag. Where stream memory operations are unavailable the
+// hold is skipped (one note on stderr) and times include submission.
 //
 // Interface (C, for kle-bench, looked up with dlsym):
 //   size_t kle_kernel_timer_collect(double *Ms, size_t Max, int Wait)
@@ -72,8 +78,19 @@ struct PendingTy {
   CUevent Start, End;
 };
 
+/// Per context: a pinned 32-bit flag the stream waits on, and the next
+/// value to release. Released values only grow (atomic max), so launches
+/// from several threads on one stream cannot stall each other.
+struct HoldTy {
+  uint32_t *Host = nullptr;
+  CUdeviceptr Dev = 0;
+  uint32_t Next = 0;
+};
+
 struct TimerTy {
   std::mutex M;
+  std::map<CUcontext, HoldTy> Holds;
+  bool HoldUnavailable = false;
   std::deque<PendingTy> Pending; // launch order
   std::map<CUcontext, std::vector<CUevent>> Free; // events belong to a context
   std::deque<double> DoneMs;
@@ -128,16 +145,47 @@ cuLaunchKernel(CUfunction F, unsigned GX, unsigned GY, unsigned GZ,
     return CUDA_ERROR_NOT_FOUND;
   TimerTy &T = timer();
   PendingTy P{nullptr, nullptr, nullptr};
+  uint32_t *Flag = nullptr;
+  uint32_t Release = 0;
   if (cuCtxGetCurrent(&P.Ctx) == CUDA_SUCCESS && P.Ctx) {
     std::lock_guard<std::mutex> L(T.M);
     P.Start = T.event(P.Ctx);
     P.End = P.Start ? T.event(P.Ctx) : nullptr;
+    if (P.End && !T.HoldUnavailable) {
+      HoldTy &H = T.Holds[P.Ctx];
+      if (!H.Host) {
+        void *Ptr = nullptr;
+        if (cuMemAllocHost(&Ptr, 4) == CUDA_SUCCESS &&
+            cuMemHostGetDevicePointer(&H.Dev, Ptr, 0) == CUDA_SUCCESS) {
+          H.Host = static_cast<uint32_t *>(Ptr);
+          *H.Host = 0;
+        }
+      }
+      if (H.Host &&
+          cuStreamWaitValue32(Stream, H.Dev, H.Next + 1,
+                              CU_STREAM_WAIT_VALUE_GEQ) == CUDA_SUCCESS) {
+        Flag = H.Host;
+        Release = ++H.Next;
+      } else {
+        T.HoldUnavailable = true;
+        std::fprintf(stderr, "kle-kernel-timer: note: cannot hold the stream "
+                             "(cuStreamWaitValue32); kernel times include "
+                             "launch submission\n");
+      }
+    }
   }
   bool Timed = P.End && cuEventRecord(P.Start, Stream) == CUDA_SUCCESS;
   CUresult R = Real(F, GX, GY, GZ, BX, BY, BZ, SharedBytes, Stream, Params,
                     Extra);
   Timed = Timed && R == CUDA_SUCCESS &&
           cuEventRecord(P.End, Stream) == CUDA_SUCCESS;
+  if (Flag) { // release the stream: raise the flag to at least Release
+    uint32_t Cur = __atomic_load_n(Flag, __ATOMIC_RELAXED);
+    while (Cur < Release &&
+           !__atomic_compare_exchange_n(Flag, &Cur, Release, /*weak=*/true,
+                                        __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+    }
+  }
   std::lock_guard<std::mutex> L(T.M);
   if (Timed) {
     T.Pending.push_back(P);

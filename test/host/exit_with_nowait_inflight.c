@@ -1,9 +1,9 @@
 // Returning from main with deferred (nowait) target regions not yet waited
 // for: the runtime finishes them before it unregisters the image at exit
 // (patch 0007) instead of crashing in a torn-down libomptarget. Each region
-// prints once from the host device and stores its sum through a pointer that
-// outlives main (static storage), so the output shows every region ran to
-// completion after main returned.
+// prints once from the host device and stores its sum in static storage; a
+// destructor, which runs after the atexit handlers, prints the total, so the
+// output shows every region ran to completion after main returned.
 // RUN: %clang-host -O2 %s -o %t
 // RUN: %run %t | sort | %fcheck %s
 // RUN: %run %t | sort | %fcheck %s
@@ -14,6 +14,16 @@
 #define R 16
 
 static long sums[R];
+
+// Runs after the atexit handlers (so after the image was unregistered and
+// the runtime torn down): every region must have stored its sum by then.
+__attribute__((destructor)) static void report(void) {
+  long total = 0;
+  for (int k = 0; k < R; ++k)
+    total += sums[k];
+  printf("zzz sums total=%ld\n", total);
+  fflush(stdout);
+}
 
 int main(void) {
   for (int k = 0; k < R; ++k) {
@@ -30,6 +40,8 @@ int main(void) {
   fflush(stdout);
   return 0;
 }
-// Sorted output: the 16 region lines, then main's line.
+// Sorted output: the 16 region lines, main's line, then the destructor's
+// total: sum over k of (N(N-1)/2 + N k) = 16 * 32640 + 256 * 120 = 552960.
 // CHECK-COUNT-16: region {{[0-9]+}} ran
 // CHECK-NEXT: returning with target regions in flight
+// CHECK-NEXT: zzz sums total=552960

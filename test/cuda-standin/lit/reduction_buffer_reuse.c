@@ -1,6 +1,7 @@
-// Under zerocopy and staged a slot keeps its teams-reduction buffer: the next
-// holder reuses it (no per-launch device allocation), and a kernel that needs
-// a larger one grows it once. Synchronous launches always get the same slot
+// Under zerocopy and staged a slot keeps its teams-reduction buffer (up to
+// LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT, 64 KiB by default): the next holder
+// reuses it (no per-launch device allocation), and a kernel that needs a
+// larger one grows it once. Synchronous launches always get the same slot
 // (LIFO), so the INFO lines show the buffer: the scalar kernel's first
 // buffer, then one grown buffer that every later launch reuses. The
 // stand-in checks each launch's KLE.ReductionBuffer is a live device
@@ -9,12 +10,18 @@
 // at deinit).
 // REQUIRES: cuda-standin
 // RUN: %clang-sm90 -O2 %s -o %t
-// RUN: %standin-env LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_INFO=32 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,REUSE %s
-// RUN: %standin-env LIBOMPTARGET_KLE_TRANSPORT=staged KLE_STANDIN_EXPECT=staged %run %t 2>&1 | %fcheck %s
-// RUN: %standin-env LIBOMPTARGET_KLE_TRANSPORT=copy KLE_STANDIN_EXPECT=copy %run %t 2>&1 | %fcheck %s
+// The scalar kernel needs 8 B x 1024 = 8 KiB, the array kernel 32 KiB; with
+// LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT below 32 KiB only the scalar kernel's
+// buffer is kept (peak 8 KiB) and the array kernel's goes per launch.
+// RUN: %standin-env LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_INFO=32 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,REUSE,PEAK32 %s
+// RUN: %standin-env LIBOMPTARGET_KLE_TRANSPORT=staged KLE_STANDIN_EXPECT=staged LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,PEAK32 %s
+// RUN: %standin-env LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT=16384 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,PEAK8 %s
+// RUN: %standin-env LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT=0 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,PEAK0 %s
+// RUN: %standin-env LIBOMPTARGET_KLE_TRANSPORT=zerocopy LIBOMPTARGET_KLE_STATS=1 LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT=lots %run %t 2>&1 | %fcheck --check-prefixes=CHECK,BADLIMIT,PEAK32 %s
+// RUN: %standin-env LIBOMPTARGET_KLE_TRANSPORT=copy KLE_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,PEAK0 %s
 #include <stdio.h>
 
-#define M 256
+#define M 4
 
 static long scalar(int n) {
   long s = 0;
@@ -46,7 +53,11 @@ int main(void) {
 // REUSE: KLE transport=zerocopy slot=[[SLOT]] counters={{.*}} ReductionBuffer=[[BIG]]
 // REUSE: KLE transport=zerocopy slot=[[SLOT]] counters={{.*}} ReductionBuffer=[[BIG]]
 // REUSE: KLE transport=zerocopy slot=[[SLOT]] counters={{.*}} ReductionBuffer=[[BIG]]
+// BADLIMIT: omptarget warning: LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT="lots" is not valid (valid values: a number of bytes from 0 to 1099511627776); using the default
 // CHECK-NOT: VIOLATION
 // CHECK: done 1
+// PEAK32: omptarget KLE stats: {{.*}} slot_buffer_bytes_peak=32768{{$|;}}
+// PEAK8: omptarget KLE stats: {{.*}} slot_buffer_bytes_peak=8192{{$|;}}
+// PEAK0: omptarget KLE stats: {{.*}} slot_buffer_bytes_peak=0{{$|;}}
 // CHECK: kle-standin: live device=0 pinned=0 managed=0
 // CHECK: kle-standin: launches=5 violations=0

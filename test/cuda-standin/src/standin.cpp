@@ -1424,6 +1424,41 @@ CUresult doMemset(uintptr_t Dst, size_t Pitch, unsigned Val, size_t ElemSize,
   return CUDA_SUCCESS;
 }
 
+// cuStreamWaitValue32 (CU_STREAM_WAIT_VALUE_GEQ only): the stream stops until
+// the 32-bit word at Addr (pinned or device memory) is >= Value.
+CUresult doWaitValue32(uintptr_t Addr, uint32_t Value, unsigned Flags,
+                       CUstream H) {
+  NEED_CTX();
+  CUresult Err;
+  Stream *S = streamArg(H, Err);
+  if (!S)
+    return Err;
+  if ((Flags & 0x3) != 0 /* CU_STREAM_WAIT_VALUE_GEQ */ || Addr % 4)
+    return CUDA_ERROR_INVALID_VALUE;
+  AllocP A = resolve(Addr, 4);
+  if (!A)
+    return CUDA_ERROR_INVALID_VALUE;
+  auto O = std::make_shared<Op>();
+  O->What = "wait value";
+  O->Run = [=](Op &) {
+    for (;;) {
+      if (A->Freed) {
+        opViolation("cuStreamWaitValue32 on %#llx: the memory was released",
+                    (unsigned long long)Addr);
+        return;
+      }
+      uint32_t Now;
+      memcpy(&Now, A->host(Addr), 4);
+      __atomic_thread_fence(__ATOMIC_ACQUIRE);
+      if (Now >= Value)
+        return;
+      std::this_thread::sleep_for(std::chrono::microseconds(1));
+    }
+  };
+  enqueue(S, O);
+  return CUDA_SUCCESS;
+}
+
 //===----------------------------------------------------------------------===//
 // Kernel execution (checks)
 //===----------------------------------------------------------------------===//
@@ -2783,6 +2818,16 @@ EXPORT CUresult cuMemcpyDtoDAsync(CUdeviceptr D, CUdeviceptr S, size_t N,
 }
 EXPORT CUresult cuStreamDestroy(CUstream H) { return cuStreamDestroy_v2(H); }
 EXPORT CUresult cuEventDestroy(CUevent H) { return cuEventDestroy_v2(H); }
+EXPORT CUresult cuStreamWaitValue32_v2(CUstream S, CUdeviceptr A, uint32_t V,
+                                      unsigned F) {
+  ENTRY("cuStreamWaitValue32_v2");
+  return doWaitValue32(A, V, F, S);
+}
+EXPORT CUresult cuStreamWaitValue32(CUstream S, CUdeviceptr A, uint32_t V,
+                                    unsigned F) {
+  ENTRY("cuStreamWaitValue32");
+  return doWaitValue32(A, V, F, S);
+}
 EXPORT CUresult cuEventElapsedTime_v2(float *Ms, CUevent S, CUevent E) {
   return cuEventElapsedTime(Ms, S, E); // CUDA 12.8+ cuda.h maps to _v2
 }

@@ -104,13 +104,15 @@ struct KLETransportStatsTy {
   std::array<uint64_t, KLENumTransportKinds> Launches = {};
   /// Pool statistics (fallbacks by reason, slabs, peak slots in use, ...).
   kle::KLESlotPoolStatsTy Pool;
-  /// Host time spent in prepare(), finish() and releaseCompleted(), in
-  /// nanoseconds (steady clock), summed over all launches; measured only
-  /// with LIBOMPTARGET_KLE_STATS=1 (else 0). It includes the driver calls
-  /// those make (the copy/staged DMA enqueue, the per-launch reduction
-  /// buffer allocation common to every transport) but not the freeing of the
-  /// copy transport's KLE allocation at synchronization.
+  /// Host time spent in prepare(), finish() and releaseCompleted() for
+  /// launches with a KLE, in nanoseconds (steady clock), summed; measured
+  /// only with LIBOMPTARGET_KLE_STATS=1 (else 0). It includes the driver
+  /// calls and allocations those make (copy/staged: the device KLE and its
+  /// DMA; copy: the reduction buffer) but not the frees of per-launch
+  /// allocations at synchronization.
   uint64_t PathNs = 0;
+  /// Peak device bytes of the reduction buffers that slots keep.
+  uint64_t SlotBufferBytesPeak = 0;
 };
 
 class KLETransportTy final : public kle::KLESlabAllocatorTy {
@@ -177,12 +179,13 @@ private:
   llvm::Error releaseCompletedImpl(llvm::ArrayRef<uint64_t> SlotIds);
 
   /// The teams-reduction buffer of one launch (\p Bytes of device memory).
-  /// With a slot (zerocopy, staged) it is the slot's own buffer, cached in
-  /// the slot's host-private bytes and reused by every later holder, grown
-  /// when a kernel needs more: the slot is released only after the launch
-  /// that used it completed, so no launch-path allocation is needed at steady
-  /// state. Without a slot (copy) it is allocated per launch and freed after
-  /// synchronization, as upstream.
+  /// With a slot (zerocopy, staged) and at most SlotBufferLimit bytes it is
+  /// the slot's own buffer, cached in the slot's host-private bytes and
+  /// reused by every later holder, grown when a kernel needs more: the slot
+  /// is released only after the launch that used it completed, so no
+  /// launch-path allocation is needed at steady state. Otherwise (copy, or a
+  /// larger buffer) it is allocated per launch and freed after
+  /// synchronization, as upstream. Thread-safe: the slot is the caller's.
   llvm::Expected<void *> reductionBuffer(const kle::KLESlotTy *Slot,
                                          uint64_t Bytes,
                                          AsyncInfoWrapperTy &AsyncInfoWrapper);
@@ -209,8 +212,14 @@ private:
 
   /// Every slot-cached reduction buffer, freed at deinit (rarely changes:
   /// only when a slot's buffer is created or grown).
-  std::mutex SlotBuffersMutex;
+  mutable std::mutex SlotBuffersMutex;
   llvm::SmallPtrSet<void *, 16> SlotBuffers;
+  uint64_t SlotBufferBytes = 0;     ///< Their total size (SlotBuffersMutex).
+  uint64_t SlotBufferBytesPeak = 0; ///< Its maximum (SlotBuffersMutex).
+  /// Largest reduction buffer a slot keeps (LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT,
+  /// bytes; default 64 KiB, 0 = none): bounds the device memory held by the
+  /// pool to SlotBufferLimit per slot in use at the peak.
+  uint64_t SlotBufferLimit = 64 * 1024;
 
   std::mutex ImageMutex;
   llvm::DenseMap<const DeviceImageTy *, bool> ImageABI;

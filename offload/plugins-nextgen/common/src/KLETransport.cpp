@@ -27,6 +27,8 @@ using namespace llvm::omp::target::plugin;
 static constexpr const char *TransportEnv = "LIBOMPTARGET_KLE_TRANSPORT";
 static constexpr const char *MaxSlotsEnv = "LIBOMPTARGET_KLE_MAX_SLOTS";
 static constexpr const char *StatsEnv = "LIBOMPTARGET_KLE_STATS";
+static constexpr const char *SlotBufferLimitEnv =
+    "LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT";
 
 std::optional<KLETransportModeTy>
 llvm::omp::target::plugin::parseKLETransportMode(const char *Value) {
@@ -114,6 +116,16 @@ Error KLETransportTy::init() {
       Config.MaxSlabs = std::max<uint32_t>(Config.MaxSlabs, 32);
     }
   }
+  static std::once_flag BufferLimitWarned;
+  if (const char *Limit = std::getenv(SlotBufferLimitEnv); Limit && *Limit) {
+    char *End = nullptr;
+    unsigned long long N = std::strtoull(Limit, &End, 10);
+    if (*End || Limit[0] == '-' || N > (uint64_t(1) << 40))
+      warnOnce(BufferLimitWarned, "using the default", SlotBufferLimitEnv,
+               Limit, "a number of bytes from 0 to 1099511627776");
+    else
+      SlotBufferLimit = N;
+  }
   auto PoolOrErr = kle::KLESlotPoolTy::create(*this, Config);
   if (!PoolOrErr)
     return PoolOrErr.takeError();
@@ -135,6 +147,8 @@ KLETransportStatsTy KLETransportTy::getStats() const {
   if (Pool)
     Stats.Pool = Pool->getStats();
   Stats.PathNs = PathNs.load(std::memory_order_relaxed);
+  std::lock_guard<std::mutex> Lock(SlotBuffersMutex);
+  Stats.SlotBufferBytesPeak = SlotBufferBytesPeak;
   return Stats;
 }
 
@@ -144,11 +158,16 @@ Error KLETransportTy::deinit() {
   Deinitialized.store(true, std::memory_order_release);
   Error Err = Error::success();
   {
+    // With launches still outstanding (never synchronized), a kernel may
+    // still read its slot's buffer: leave the buffers to the device's
+    // teardown rather than free them under it.
     std::lock_guard<std::mutex> Lock(SlotBuffersMutex);
-    for (void *Buffer : SlotBuffers)
-      Err = joinErrors(std::move(Err),
-                       Device.dataDelete(Buffer, TARGET_ALLOC_DEVICE));
+    if (Pool->getStats().SlotsInUse == 0)
+      for (void *Buffer : SlotBuffers)
+        Err = joinErrors(std::move(Err),
+                         Device.dataDelete(Buffer, TARGET_ALLOC_DEVICE));
     SlotBuffers.clear();
+    SlotBufferBytes = 0;
   }
   Err = joinErrors(std::move(Err), Pool->deinit());
   KLETransportStatsTy Stats = getStats();
@@ -171,8 +190,9 @@ Error KLETransportTy::deinit() {
               P.Fallbacks[R]);
     fprintf(stderr,
             "; slabs=%" PRIu64 " peak_slots_in_use=%" PRIu64
-            " outstanding_at_deinit=%" PRIu64,
-            P.SlabsAllocated, P.PeakSlotsInUse, P.OutstandingAtDeinit);
+            " outstanding_at_deinit=%" PRIu64 " slot_buffer_bytes_peak=%" PRIu64,
+            P.SlabsAllocated, P.PeakSlotsInUse, P.OutstandingAtDeinit,
+            Stats.SlotBufferBytesPeak);
     if (TimePath && Total)
       fprintf(stderr, "; host_ns_per_launch_in_kle_path=%" PRIu64,
               Stats.PathNs / Total);
@@ -259,7 +279,10 @@ KLETransportTy::prepare(const GenericKernelTy &Kernel,
                         uint32_t Version, KLERecordReplayTy RecordReplay,
                         AsyncInfoWrapperTy &AsyncInfoWrapper,
                         KLELaunchTy &Launch) {
-  PathTimerTy Timer(TimePath, PathNs);
+  const ConfigurationEnvironmentTy &Config = KernelEnvironment.Configuration;
+  PathTimerTy Timer(TimePath && Config.ReductionDataSize &&
+                        Config.ReductionBufferLength,
+                    PathNs);
   return prepareImpl(Kernel, KernelEnvironment, Version, RecordReplay,
                      AsyncInfoWrapper, Launch);
 }
@@ -376,7 +399,7 @@ static_assert(SlotBufferOffset >= sizeof(KernelLaunchEnvironmentTy) &&
 Expected<void *>
 KLETransportTy::reductionBuffer(const kle::KLESlotTy *Slot, uint64_t Bytes,
                                 AsyncInfoWrapperTy &AsyncInfoWrapper) {
-  if (!Slot) {
+  if (!Slot || Bytes > SlotBufferLimit) {
     auto BufferOrErr = Device.dataAlloc(int64_t(Bytes), /*HostPtr=*/nullptr,
                                         TargetAllocTy::TARGET_ALLOC_DEVICE);
     if (!BufferOrErr)
@@ -397,15 +420,22 @@ KLETransportTy::reductionBuffer(const kle::KLESlotTy *Slot, uint64_t Bytes,
   {
     std::lock_guard<std::mutex> Lock(SlotBuffersMutex);
     SlotBuffers.insert(*BufferOrErr);
-    if (Old)
+    SlotBufferBytes += Bytes;
+    if (Old) {
       SlotBuffers.erase(Old);
+      SlotBufferBytes -= Cached->Bytes;
+    }
+    SlotBufferBytesPeak = std::max(SlotBufferBytesPeak, SlotBufferBytes);
   }
   *Cached = {*BufferOrErr, Bytes};
   // The launch that last used the old buffer completed before the slot was
-  // released to us.
+  // released to us. A failed free loses the old buffer, not this launch.
   if (Old)
     if (auto Err = Device.dataDelete(Old, TargetAllocTy::TARGET_ALLOC_DEVICE))
-      return std::move(Err);
+      fprintf(stderr,
+              "omptarget warning: KLE: could not free a slot's old reduction "
+              "buffer: %s\n",
+              toString(std::move(Err)).c_str());
   return *BufferOrErr;
 }
 
