@@ -31,7 +31,7 @@
 // --launches N runs N synchronous reduction launches and exits;
 // --latency-samples N prints, as JSON, N per-launch launch-to-completion
 // latencies (ns, steady clock) of the reduction and the baseline kernel at
-// 1 and 1024 teams, the two launched alternately (ABAB) after a warm-up.
+// 1 and 1024 teams, the two launched alternately (ABBA) after a warm-up.
 //
 //===----------------------------------------------------------------------===//
 
@@ -175,14 +175,22 @@ int latencySamples(int N) {
       reductionLaunch(Dev, Teams);
       baselineLaunch(Dev, Teams);
     }
+    using Ns = std::chrono::nanoseconds;
     for (int K = 0; K < N; ++K) {
+      // ABBA...: each kernel goes first in every other pair, so neither
+      // always follows the other.
+      const bool RedFirst = K % 2 == 0;
       auto T0 = Clock::now();
-      benchmark::DoNotOptimize(reductionLaunch(Dev, Teams));
+      benchmark::DoNotOptimize(RedFirst ? reductionLaunch(Dev, Teams)
+                                        : baselineLaunch(Dev, Teams));
       auto T1 = Clock::now();
-      benchmark::DoNotOptimize(baselineLaunch(Dev, Teams));
+      benchmark::DoNotOptimize(RedFirst ? baselineLaunch(Dev, Teams)
+                                        : reductionLaunch(Dev, Teams));
       auto T2 = Clock::now();
-      Red.push_back((T1 - T0).count());
-      Base.push_back((T2 - T1).count());
+      long long First = std::chrono::duration_cast<Ns>(T1 - T0).count();
+      long long Second = std::chrono::duration_cast<Ns>(T2 - T1).count();
+      Red.push_back(RedFirst ? First : Second);
+      Base.push_back(RedFirst ? Second : First);
     }
     auto Emit = [](const char *Name, const std::vector<long long> &V, bool Last) {
       std::printf("\"%s\": [", Name);

@@ -93,7 +93,8 @@ def verify(plan_path, output_path, testdir):
                            input=out, capture_output=True, text=True)
         if rc != 0 or r.returncode != 0:
             failed += 1
-            why = ("exit status %d" % rc) if rc else r.stderr.strip().splitlines()[0:3]
+            why = ("exit status %d" % rc) if rc else " / ".join(
+                r.stderr.strip().splitlines()[0:3])
             print("FAIL: %s: %s" % (label, why))
         else:
             print("PASS: %s" % label)

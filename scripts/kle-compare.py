@@ -20,9 +20,10 @@ and p99 of those rows are per-launch percentiles. On a CUDA device, with
 --kernel-times (default: on when build/bench/kernel-timer exists), a third
 pass per round puts bench/kernel-timer's libcuda.so on LD_LIBRARY_PATH and
 records the kernels' own GPU run times ("KernelReduction/teams:N" against
-"KernelBaseline/teams:N"). The 95% confidence interval of a median is the
-distribution-free order-statistic interval when a row has 100 or more
-samples, else a bootstrap (2000 resamples, fixed seed).
+"KernelBaseline/teams:N"). The 95% confidence interval of a median is a
+percentile bootstrap (fixed seed): over the samples for the Google Benchmark
+rows (one per run), over whole runs for the per-launch rows (launches of one
+process are not independent samples: runs differ).
 
 Outputs: a table on stdout, and <out>/kle-compare.json and .csv with the
 machine, device, driver, LLVM version and git revision. Python standard
@@ -76,14 +77,18 @@ def percentile(xs, p):
     return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
 
 
-def median_ci(xs, rng, resamples=2000):
-    if len(xs) >= 100:  # order statistics: ranks n/2 -+ 1.96 sqrt(n)/2
-        ys = sorted(xs)
-        n = len(ys)
-        half = 1.96 * (n ** 0.5) / 2
-        return ys[max(0, int(n / 2 - half))], ys[min(n - 1, int(n / 2 + half + 0.5))]
-    meds = sorted(statistics.median(rng.choices(xs, k=len(xs)))
-                  for _ in range(resamples))
+def median_ci(xs, rng, resamples=2000, blocks=None):
+    """95% CI of the median: a percentile bootstrap. With blocks (the samples
+    of each run, i.e. process), whole runs are resampled and pooled, so the
+    interval reflects the spread between runs rather than treating every
+    launch of one process as independent."""
+    if blocks and len(blocks) > 1:
+        resamples = 400
+        meds = sorted(statistics.median([x for b in rng.choices(blocks, k=len(blocks))
+                                         for x in b]) for _ in range(resamples))
+    else:
+        meds = sorted(statistics.median(rng.choices(xs, k=len(xs)))
+                      for _ in range(resamples))
     return meds[int(0.025 * resamples)], meds[int(0.975 * resamples) - 1]
 
 
@@ -213,6 +218,7 @@ def main():
                     "any benchmark?)" % (t, flt))
 
     samples = {}  # (benchmark, transport) -> [seconds per launch]
+    blocks = {}   # per-launch rows: (benchmark, transport) -> [samples of one run]
     for r in range(a.rounds):
         order = TRANSPORTS if r % 2 == 0 else TRANSPORTS[::-1]
         for t in order:
@@ -241,14 +247,16 @@ def main():
                     die("kle-bench --latency-samples printed no JSON under %s" % t)
                 for teams, d in lat.items():
                     name = "LaunchLatency/" + teams
-                    samples.setdefault((name, t), []).extend(v * 1e-9 for v in d["reduction"])
-                    samples.setdefault((name, "baseline"), []).extend(v * 1e-9 for v in d["baseline"])
+                    for key, vals in (((name, t), d["reduction"]), ((name, "baseline"), d["baseline"])):
+                        block = [v * 1e-9 for v in vals]
+                        samples.setdefault(key, []).extend(block)
+                        blocks.setdefault(key, []).append(block)
             print("round %d/%d: %s done" % (r + 1, a.rounds, t), file=sys.stderr)
 
     rng = random.Random(42)
     rows = []
     for (name, t), xs in sorted(samples.items()):
-        lo, hi = median_ci(xs, rng)
+        lo, hi = median_ci(xs, rng, blocks=blocks.get((name, t)))
         rows.append({"benchmark": name, "transport": t, "runs": len(xs),
                      "median_s": statistics.median(xs), "p90_s": percentile(xs, 0.9),
                      "p99_s": percentile(xs, 0.99), "ci95_lo_s": lo, "ci95_hi_s": hi,

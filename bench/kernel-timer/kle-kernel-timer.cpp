@@ -32,9 +32,9 @@
 // Interface (C, for kle-bench, looked up with dlsym):
 //   size_t kle_kernel_timer_collect(double *Ms, size_t Max, int Wait)
 //     Moves up to Max completed kernel times (ms, in launch order) into Ms
-//     and returns how many. Wait != 0 first waits for every pending launch.
-//     Thread-safe (one mutex); call it from a thread with the launching
-//     context current.
+//     and returns how many. Wait != 0 first waits (without holding the
+//     timer's lock) for the launches pending when it was called.
+//     Thread-safe (one mutex).
 //   size_t kle_kernel_timer_dropped(void)
 //     Launches whose time was lost (an event call failed).
 //
@@ -203,8 +203,20 @@ cuLaunchKernel(CUfunction F, unsigned GX, unsigned GY, unsigned GZ,
 extern "C" __attribute__((visibility("default"))) size_t
 kle_kernel_timer_collect(double *Ms, size_t Max, int Wait) {
   TimerTy &T = timer();
+  if (Wait) {
+    // Wait outside the lock: a pending launch may depend on work another
+    // thread is about to queue through cuLaunchKernel (which takes T.M).
+    std::vector<CUevent> Ends;
+    {
+      std::lock_guard<std::mutex> L(T.M);
+      for (const PendingTy &P : T.Pending)
+        Ends.push_back(P.End);
+    }
+    for (CUevent E : Ends)
+      cuEventSynchronize(E);
+  }
   std::lock_guard<std::mutex> L(T.M);
-  T.harvest(Wait != 0);
+  T.harvest(/*Wait=*/false);
   size_t N = 0;
   while (N < Max && !T.DoneMs.empty()) {
     Ms[N++] = T.DoneMs.front();
