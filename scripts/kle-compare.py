@@ -40,7 +40,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from klebench import KleBenchError, run, list_devices as _list_devices  # noqa: E402
+from klebench import run, list_devices  # noqa: E402
 import tempfile
 
 TRANSPORTS = ["zerocopy", "staged", "copy"]
@@ -138,13 +138,6 @@ def kle_path_ns(bench, env, launches=1000):
     return None
 
 
-def list_devices(bench, env):
-    try:
-        return _list_devices(bench, env)
-    except KleBenchError as e:
-        die(str(e))
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bench", default=os.path.join(REPO, "build", "bench", "kle-bench"))
@@ -181,7 +174,7 @@ def main():
             die("no libcuda.so.1 in --standin %s" % a.standin)
         env["LD_LIBRARY_PATH"] = a.standin + os.pathsep + env.get("LD_LIBRARY_PATH", "")
         env.setdefault("KLE_STANDIN_DELAY_US", "0:0")
-    num, uid = pick_device(list_devices(a.bench, env), a.device)
+    num, uid = pick_device(list_devices(a.bench, env, "kle-compare"), a.device)
     env["KLE_BENCH_DEVICE"] = str(num)
     # The stand-in's devices report UUID "KLE-STANDIN-..." (hex after CUDA-):
     # label them host-side even when reached without --standin.

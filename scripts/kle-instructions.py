@@ -83,7 +83,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from klebench import KleBenchError, list_devices as _list_devices  # noqa: E402
+from klebench import list_devices  # noqa: E402
 import tempfile
 import time
 
@@ -332,13 +332,6 @@ def launch_metrics(r1, r2, n1, n2):
     }
 
 
-def list_devices(bench, env):
-    try:
-        return _list_devices(bench, env)
-    except KleBenchError as e:
-        die(str(e))
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bench", default=os.path.join(REPO, "build", "bench", "kle-bench"))
@@ -391,7 +384,7 @@ def main():
     env["LD_LIBRARY_PATH"] = a.standin + os.pathsep + env.get("LD_LIBRARY_PATH", "")
     env["KLE_STANDIN_DELAY_US"] = "0:0"
     env["KLE_STANDIN_SEED"] = "1"
-    devs = [d for d in list_devices(a.bench, env) if d[1].startswith("CUDA")]
+    devs = [d for d in list_devices(a.bench, env, "kle-instructions") if d[1].startswith("CUDA")]
     if not devs:
         die("kle-bench sees no CUDA device through the stand-in in %s" % a.standin)
     num, uid = devs[0]

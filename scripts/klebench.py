@@ -3,10 +3,7 @@ kle-instructions.py): talking to bench/kle-bench. Python standard library
 only; imported from the scripts' own directory (the GPU bundle carries it
 beside them)."""
 import subprocess
-
-
-class KleBenchError(RuntimeError):
-    """kle-bench could not do what was asked; the message says why."""
+import sys
 
 
 def run(cmd, env, **kw):
@@ -14,13 +11,14 @@ def run(cmd, env, **kw):
     return subprocess.run(cmd, env=env, capture_output=True, text=True, **kw)
 
 
-def list_devices(bench, env):
+def list_devices(bench, env, prog):
     """[(device number, uid)] of every offload device kle-bench sees, from
-    `kle-bench --list-devices`. Raises KleBenchError if that fails."""
+    `kle-bench --list-devices`; on failure exits with one line
+    "<prog>: error: ..."."""
     out = run([bench, "--list-devices"], env, timeout=120)
     if out.returncode:
-        raise KleBenchError("%s --list-devices failed: %s"
-                            % (bench, out.stderr.strip()[-300:]))
+        sys.exit("%s: error: %s --list-devices failed: %s"
+                 % (prog, bench, out.stderr.strip()[-300:]))
     devs = []
     for line in out.stdout.splitlines():
         num, _, uid = line.partition(" ")
