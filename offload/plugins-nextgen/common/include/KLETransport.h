@@ -45,6 +45,7 @@
 #define OFFLOAD_PLUGINS_NEXTGEN_COMMON_KLETRANSPORT_H
 
 #include "KLESlotPool.h"
+#include "KLETransportPolicy.h"
 #include "Shared/Environment.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -70,17 +71,6 @@ struct GenericDeviceTy;
 struct GenericKernelTy;
 struct DeviceImageTy;
 struct AsyncInfoWrapperTy;
-
-/// How one launch's KLE reached the device.
-enum class KLETransportKindTy : uint8_t { Copy = 0, Staged, ZeroCopy };
-inline constexpr size_t KLENumTransportKinds = 3;
-
-/// The plugin's record-replay state for a launch (RecordReplayTy is private
-/// to PluginInterface.cpp, so the caller passes it in).
-enum class KLERecordReplayTy : uint8_t { None = 0, Recording, Replaying };
-
-/// What LIBOMPTARGET_KLE_TRANSPORT asked for.
-enum class KLETransportModeTy : uint8_t { Auto = 0, ZeroCopy, Staged, Copy };
 
 /// Parse a LIBOMPTARGET_KLE_TRANSPORT value (case-sensitive: auto, zerocopy,
 /// staged, copy). Returns std::nullopt for anything else; an unset variable

@@ -85,22 +85,7 @@ Error KLETransportTy::init() {
 
   ZeroCopySupported = Device.supportsZeroCopyKLE();
   StagedSupported = Device.hasFastPinnedTransfer();
-  switch (Mode) {
-  case KLETransportModeTy::Auto:
-    DefaultKind = ZeroCopySupported ? KLETransportKindTy::ZeroCopy
-                  : StagedSupported ? KLETransportKindTy::Staged
-                                    : KLETransportKindTy::Copy;
-    break;
-  case KLETransportModeTy::ZeroCopy:
-    DefaultKind = KLETransportKindTy::ZeroCopy;
-    break;
-  case KLETransportModeTy::Staged:
-    DefaultKind = KLETransportKindTy::Staged;
-    break;
-  case KLETransportModeTy::Copy:
-    DefaultKind = KLETransportKindTy::Copy;
-    break;
-  }
+  DefaultKind = defaultKLETransport(Mode, ZeroCopySupported, StagedSupported);
 
   kle::KLESlotPoolConfigTy Config;
   if (const char *Max = std::getenv(MaxSlotsEnv); Max && *Max) {
@@ -319,23 +304,12 @@ KLETransportTy::prepareImpl(const GenericKernelTy &Kernel,
   const uint64_t BufferBytes =
       uint64_t(Config.ReductionDataSize) * Config.ReductionBufferLength;
 
-  KLETransportKindTy Want = DefaultKind;
-  if (Want != KLETransportKindTy::Copy) {
-    std::optional<kle::KLEFallbackReasonTy> Why;
-    if (RecordReplay == KLERecordReplayTy::Recording)
-      Why = kle::KLEFallbackReasonTy::RecordReplay;
-    else if (Want == KLETransportKindTy::ZeroCopy && !ZeroCopySupported)
-      Why = kle::KLEFallbackReasonTy::TransportDisabled;
-    else if (Want == KLETransportKindTy::Staged && !StagedSupported)
-      Why = kle::KLEFallbackReasonTy::TransportDisabled;
-    else if (Want == KLETransportKindTy::ZeroCopy &&
-             !imageSpeaksForkABI(Kernel.getImage()))
-      Why = kle::KLEFallbackReasonTy::ImageABI;
-    if (Why) {
-      Pool->noteFallback(*Why);
-      Want = KLETransportKindTy::Copy;
-    }
-  }
+  KLETransportChoiceTy Choice = chooseKLETransport(
+      DefaultKind, RecordReplay, ZeroCopySupported, StagedSupported,
+      [&] { return imageSpeaksForkABI(Kernel.getImage()); });
+  if (Choice.Fallback)
+    Pool->noteFallback(*Choice.Fallback);
+  KLETransportKindTy Want = Choice.Kind;
 
   if (Want != KLETransportKindTy::Copy) {
     kle::KLETakeResultTy Taken = Pool->take();
