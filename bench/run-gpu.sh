@@ -35,6 +35,26 @@ step() { echo; echo "== [$(( $(date +%s) - t0 )) s] $*"; }
   || die "$B is not a kle-offload GPU bundle (no bin/kle-bench or MANIFEST); build it with scripts/gpu-bundle.sh"
 command -v python3 >/dev/null || die "python3 is needed for the comparison"
 
+# The bundle carries every library except the C/C++ runtime and the driver:
+# say plainly if this machine's are too old, rather than let the loader fail
+# in the middle of the run (gpu-bundle.sh writes the "needs:" line).
+for need in $(sed -n 's/^needs: //p' "$B/MANIFEST"); do
+  case $need in
+    GLIBC_*)
+      have=$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}')
+      [ -n "$have" ] || { echo "kle-offload: note: cannot read the C library's version; the bundle needs $need"; continue; }
+      [ "$(printf '%s\n%s\n' "${need#GLIBC_}" "$have" | sort -V | head -1)" = "${need#GLIBC_}" ] \
+        || die "this machine's glibc is $have, the bundle needs ${need#GLIBC_} or newer ($need): build the bundle on an older distribution"
+      ;;
+    GLIBCXX_*|CXXABI_*)
+      cxx=$(ldconfig -p 2>/dev/null | awk '/libstdc\+\+\.so\.6 .*x86-64/{print $NF; exit}')
+      [ -n "$cxx" ] || { echo "kle-offload: note: no libstdc++.so.6 in the loader cache; the bundle needs $need"; continue; }
+      grep -aqw "$need" "$cxx" \
+        || die "this machine's $cxx does not provide $need, which the bundle needs: build the bundle on an older distribution"
+      ;;
+  esac
+done
+
 # The CUDA plugin dlopen()s "libcuda.so": point that name at the real driver
 # (never at the toolkit's stubs/libcuda.so, which fails every call).
 # KLE_CUDA_DRIVER names the driver library explicitly (the project's own

@@ -20,7 +20,8 @@
 #                         beyond the C/C++ runtime and the driver
 #   lib/kernel-timer/     bench/kernel-timer's libcuda.so (kernel-only times)
 #   scripts/              kle-compare.py, kle-plot.py, klebench.py
-#   MANIFEST              git revision, build date, SHA-256 of every file
+#   MANIFEST              git revision, build date, the GLIBC/GLIBCXX/CXXABI
+#                         versions the target must provide, SHA-256 of every file
 #
 # Checks (the script fails on any): size; every ELF's dependencies resolve
 # inside the bundle or to the base libraries any x86-64 Linux has (libc, libm,
@@ -62,6 +63,15 @@ foreign_deps() {
   done < <(find "$b" -type f)
 }
 
+# The newest GLIBC, GLIBCXX and CXXABI symbol versions any ELF in bundle $1
+# needs: the target's base libraries must provide them (run-gpu.sh checks,
+# from the MANIFEST's "needs:" line).
+needs() {
+  find "$1" -type f -exec objdump -T {} \; 2>/dev/null \
+    | grep -o -E '(GLIBC|GLIBCXX|CXXABI)_[0-9.]+' | sort -u -V \
+    | awk -F_ '{v[$1]=$0} END{printf "%s %s %s", v["GLIBC"], v["GLIBCXX"], v["CXXABI"]}'
+}
+
 check() {
   local b=$1 bad=0 f name path size glibc
   [ -f "$b/MANIFEST" ] || kle_die "$b is not a bundle (no MANIFEST); run: scripts/gpu-bundle.sh build"
@@ -84,9 +94,7 @@ check() {
   done < <(find "$b" -type f)
   [ $bad = 0 ] && echo "dependencies: every ELF resolves inside the bundle, to base libraries, or to the driver"
   # What the target machine's base libraries must provide at least.
-  echo "needs at least: $(find "$b" -type f -exec objdump -T {} \; 2>/dev/null \
-    | grep -o -E '(GLIBC|GLIBCXX|CXXABI)_[0-9.]+' | sort -u -V \
-    | awk -F_ '{v[$1]=$0} END{printf "%s %s %s", v["GLIBC"], v["GLIBCXX"], v["CXXABI"]}')"
+  echo "needs at least: $(needs "$b")"
   if [ "$(id -u)" = 0 ] && [ -x "$KLE_BUILD_DIR/test/cuda-standin/lib/libcuda.so.1" ]; then
     chroot_check "$b" || bad=1
   else
@@ -175,6 +183,7 @@ build() {
     echo "git: $(git -C "$KLE_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$KLE_ROOT" diff --quiet HEAD 2>/dev/null || echo ' (uncommitted changes)')"
     echo "built: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -srm)"
     echo "llvm: $KLE_LLVM_VERSION, offload arch: $arch"
+    echo "needs: $(needs "$bundle.tmp")"
     (cd "$bundle.tmp" && find . -type f ! -name MANIFEST | sort | xargs sha256sum)
   } > "$bundle.tmp/MANIFEST"
   rm -rf "$bundle"
