@@ -143,6 +143,11 @@ public:
   /// the queue drained.
   llvm::Error releaseCompleted(llvm::ArrayRef<uint64_t> SlotIds);
 
+  /// \p Image is being unloaded (GenericDeviceTy::unloadBinary): drop what
+  /// is cached about it, so an image loaded later at the same address is
+  /// asked afresh. No launch of \p Image may run concurrently.
+  void forgetImage(const DeviceImageTy &Image);
+
   /// The transport a launch uses when nothing forces a fallback.
   KLETransportKindTy getDefaultKind() const { return DefaultKind; }
 
@@ -211,8 +216,11 @@ private:
   /// pool to SlotBufferLimit per slot in use at the peak.
   uint64_t SlotBufferLimit = 64 * 1024;
 
+  /// Per image: does its DeviceRTL speak the fork's KLE ABI (ImageMutex)?
   std::mutex ImageMutex;
   llvm::DenseMap<const DeviceImageTy *, bool> ImageABI;
+  /// The image that last answered yes, checked without the lock.
+  std::atomic<const DeviceImageTy *> LastForkABIImage = nullptr;
 };
 
 } // namespace plugin

@@ -219,10 +219,17 @@ Error KLETransportTy::freeDevice(void *DevPtr) {
 }
 
 bool KLETransportTy::imageSpeaksForkABI(DeviceImageTy &Image) {
+  // Lock-free for the common case, every launch from the one image that last
+  // answered yes (forgetImage() clears it when that image is unloaded).
+  if (LastForkABIImage.load(std::memory_order_acquire) == &Image)
+    return true;
   std::lock_guard<std::mutex> Lock(ImageMutex);
   auto [It, Inserted] = ImageABI.try_emplace(&Image, false);
-  if (!Inserted)
+  if (!Inserted) {
+    if (It->second)
+      LastForkABIImage.store(&Image, std::memory_order_release);
     return It->second;
+  }
   GenericGlobalHandlerTy &Handler = Device.Plugin.getGlobalHandler();
   if (!Handler.isSymbolInImage(Device, Image, KLE_ABI_VERSION_SYMBOL))
     return false;
@@ -233,7 +240,17 @@ bool KLETransportTy::imageSpeaksForkABI(DeviceImageTy &Image) {
     return false;
   }
   It->second = Version == KLE_ABI_VERSION;
+  if (It->second)
+    LastForkABIImage.store(&Image, std::memory_order_release);
   return It->second;
+}
+
+void KLETransportTy::forgetImage(const DeviceImageTy &Image) {
+  std::lock_guard<std::mutex> Lock(ImageMutex);
+  ImageABI.erase(&Image);
+  const DeviceImageTy *Expected = &Image;
+  LastForkABIImage.compare_exchange_strong(Expected, nullptr,
+                                           std::memory_order_acq_rel);
 }
 
 namespace {
