@@ -43,15 +43,41 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace {
 
+/// \p S as a decimal integer in [Min, Max]: digits only (no sign, blank or
+/// suffix), else std::nullopt.
+std::optional<long> parseCount(const char *S, long Min, long Max) {
+  if (!S || !*S || std::strspn(S, "0123456789") != std::strlen(S) ||
+      std::strlen(S) > 18)
+    return std::nullopt;
+  long N = std::strtol(S, nullptr, 10);
+  if (N < Min || N > Max)
+    return std::nullopt;
+  return N;
+}
+
+/// The OpenMP device to benchmark: KLE_BENCH_DEVICE (0 .. number of devices
+/// - 1), else the default device. An invalid value ends the program (exit
+/// status 2) with one line naming the variable.
 int benchDevice() {
   static const int Device = [] {
     const char *Env = std::getenv("KLE_BENCH_DEVICE");
-    return Env && *Env ? std::atoi(Env) : omp_get_default_device();
+    if (!Env || !*Env)
+      return omp_get_default_device();
+    std::optional<long> D = parseCount(Env, 0, omp_get_num_devices() - 1);
+    if (!D) {
+      std::fprintf(stderr,
+                   "kle-bench: error: KLE_BENCH_DEVICE=\"%s\" is not an "
+                   "offload device number (0 to %d; see --list-devices)\n",
+                   Env, omp_get_num_devices() - 1);
+      std::exit(2);
+    }
+    return static_cast<int>(*D);
   }();
   return Device;
 }
@@ -238,20 +264,29 @@ int main(int argc, char **argv) {
   // to count driver calls per launch under the CUDA driver stand-in.
   for (int I = 1; I + 1 < argc; ++I)
     if (!std::strcmp(argv[I], "--launches")) {
+      std::optional<long> N = parseCount(argv[I + 1], 0, 1L << 30);
+      if (!N) {
+        std::fprintf(stderr, "kle-bench: error: --launches wants a number of "
+                             "launches from 0 to 1073741824, not \"%s\"\n",
+                     argv[I + 1]);
+        return 2;
+      }
       long Sum = 0;
-      for (int N = std::atoi(argv[I + 1]), K = 0; K < N; ++K)
+      for (long K = 0; K < *N; ++K)
         Sum += reductionLaunch(benchDevice(), 1);
       std::printf("launches done, checksum %ld\n", Sum);
       return 0;
     }
   for (int I = 1; I + 1 < argc; ++I)
     if (!std::strcmp(argv[I], "--latency-samples")) {
-      int N = std::atoi(argv[I + 1]);
-      if (N < 1 || N > 10000000) {
-        std::fprintf(stderr, "kle-bench: error: --latency-samples wants 1..1e7\n");
+      std::optional<long> N = parseCount(argv[I + 1], 1, 10000000);
+      if (!N) {
+        std::fprintf(stderr, "kle-bench: error: --latency-samples wants a "
+                             "number from 1 to 10000000, not \"%s\"\n",
+                     argv[I + 1]);
         return 2;
       }
-      return latencySamples(N);
+      return latencySamples(static_cast<int>(*N));
     }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv))

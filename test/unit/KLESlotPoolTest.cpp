@@ -825,3 +825,48 @@ TEST(KLESlotPoolTest, ConcurrentTakeRelease16Threads) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(KLESlotPoolConfig, SlabsToReachFollowsTheGrowthRule) {
+  KLESlotPoolConfigTy C; // 64, 128, ..., 4096, then 4096 per slab
+  EXPECT_EQ(slabsToReach(C, 0), 1u);
+  EXPECT_EQ(slabsToReach(C, 64), 1u);
+  EXPECT_EQ(slabsToReach(C, 65), 2u);
+  EXPECT_EQ(slabsToReach(C, 8128), 7u); // 64 + ... + 4096
+  EXPECT_EQ(slabsToReach(C, 8129), 8u);
+  EXPECT_EQ(slabsToReach(C, 110528), 32u); // 8128 + 25 * 4096
+  EXPECT_EQ(slabsToReach(C, 110529), 33u);
+  EXPECT_EQ(slabsToReach(C, uint64_t(1) << 24), 7u + 4095u);
+  C.GrowthFactor = 1;
+  C.InitialSlotsPerSlab = 3;
+  EXPECT_EQ(slabsToReach(C, 10), 4u);
+}
+
+// A LIBOMPTARGET_KLE_MAX_SLOTS cap above what the default MaxSlabs can hold
+// is reachable once MaxSlabs comes from slabsToReach (as KLETransportTy does).
+TEST(KLESlotPoolConfig, LargeMaxSlotsIsReachable) {
+  FakeSlabAllocatorTy Alloc;
+  KLESlotPoolConfigTy Config;
+  Config.InitialSlotsPerSlab = 1;
+  Config.MaxSlotsPerSlab = 4;
+  Config.MaxSlots = 50; // 1 + 2 + 4 + 4 * 11 = 51 >= 50: 14 slabs
+  Config.MaxSlabs = std::max<uint32_t>(Config.MaxSlabs,
+                                       slabsToReach(Config, Config.MaxSlots));
+  EXPECT_EQ(Config.MaxSlabs, 14u);
+  auto Pool = makePool(Alloc, Config);
+  std::vector<KLESlotTy> Held;
+  for (int I = 0; I < 50; ++I) {
+    KLETakeResultTy T = Pool->take();
+    ASSERT_TRUE(T) << "take " << I;
+    Held.push_back(*T);
+  }
+  EXPECT_FALSE(Pool->take()); // the cap, not the slab count, stops it
+  EXPECT_EQ(Pool->getStats().getFallbacks(KLEFallbackReasonTy::PoolExhausted),
+            1u);
+  EXPECT_EQ(Pool->getStats().SlabsAllocated, 14u);
+  for (const KLESlotTy &S : Held)
+    EXPECT_EQ(errorMessage(Pool->release(S)), "");
+}
+
+} // namespace

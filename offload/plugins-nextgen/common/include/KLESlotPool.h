@@ -160,6 +160,13 @@ struct KLESlotPoolConfigTy {
   uint32_t MaxAllocFailureBackoff = 65536;
 };
 
+/// Slabs that \p Config's growth rule (InitialSlotsPerSlab slots, then
+/// GrowthFactor times the previous slab, at most MaxSlotsPerSlab) takes to
+/// hold at least \p Slots slots, ignoring MaxSlabs and MaxSlots: the
+/// MaxSlabs needed for a MaxSlots cap to be reachable. At least 1; for
+/// configurations that KLESlotPoolTy::create accepts.
+uint32_t slabsToReach(const KLESlotPoolConfigTy &Config, uint64_t Slots);
+
 /// A slot handed out by KLESlotPoolTy::take(). A plain value; copying it does
 /// not duplicate ownership. It stays valid until it is passed to
 /// KLESlotPoolTy::release() or the pool is deinitialized.

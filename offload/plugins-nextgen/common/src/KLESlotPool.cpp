@@ -80,6 +80,19 @@ static uint32_t nextPoolSeed() {
   return (Serial.fetch_add(1, std::memory_order_relaxed) + 1) * 0x9E3779B9u;
 }
 
+uint32_t slabsToReach(const KLESlotPoolConfigTy &Config, uint64_t Slots) {
+  uint64_t Total = 0, Next = std::max<uint32_t>(Config.InitialSlotsPerSlab, 1);
+  uint32_t Slabs = 0;
+  do {
+    Total += Next;
+    ++Slabs;
+    Next = std::min<uint64_t>(Next * std::max<uint32_t>(Config.GrowthFactor, 1),
+                              std::max(Config.MaxSlotsPerSlab,
+                                       Config.InitialSlotsPerSlab));
+  } while (Total < Slots);
+  return Slabs;
+}
+
 Expected<std::unique_ptr<KLESlotPoolTy>>
 KLESlotPoolTy::create(KLESlabAllocatorTy &Allocator,
                       const KLESlotPoolConfigTy &Config) {

@@ -80,8 +80,11 @@ Error KLETransportTy::init() {
     warnOnce(TransportWarned, "using auto", TransportEnv, Value,
              "auto, zerocopy, staged, copy");
   Mode = ModeOrNone.value_or(KLETransportModeTy::Auto);
+  static std::once_flag StatsWarned;
   const char *StatsVar = std::getenv(StatsEnv);
-  TimePath = StatsVar && !std::strcmp(StatsVar, "1");
+  TimePath = StatsVar && StringRef(StatsVar) == "1";
+  if (StatsVar && !TimePath && *StatsVar && StringRef(StatsVar) != "0")
+    warnOnce(StatsWarned, "no statistics", StatsEnv, StatsVar, "0, 1");
 
   ZeroCopySupported = Device.supportsZeroCopyKLE();
   StagedSupported = Device.hasFastPinnedTransfer();
@@ -89,23 +92,23 @@ Error KLETransportTy::init() {
 
   kle::KLESlotPoolConfigTy Config;
   if (const char *Max = std::getenv(MaxSlotsEnv); Max && *Max) {
-    char *End = nullptr;
-    unsigned long long N = std::strtoull(Max, &End, 10);
-    if (*End || N == 0 || N > (1u << 24) || Max[0] == '-')
+    // Decimal digits only: no sign, blank or radix prefix.
+    uint64_t N = 0;
+    if (StringRef(Max).getAsInteger(10, N) || N == 0 || N > (1u << 24))
       warnOnce(MaxSlotsWarned, "using the default", MaxSlotsEnv, Max,
                "an integer from 1 to 16777216");
     else {
       Config.MaxSlots = static_cast<uint32_t>(N);
       Config.InitialSlotsPerSlab =
           std::min<uint32_t>(Config.InitialSlotsPerSlab, Config.MaxSlots);
-      Config.MaxSlabs = std::max<uint32_t>(Config.MaxSlabs, 32);
+      Config.MaxSlabs =
+          std::max(Config.MaxSlabs, kle::slabsToReach(Config, Config.MaxSlots));
     }
   }
   static std::once_flag BufferLimitWarned;
   if (const char *Limit = std::getenv(SlotBufferLimitEnv); Limit && *Limit) {
-    char *End = nullptr;
-    unsigned long long N = std::strtoull(Limit, &End, 10);
-    if (*End || Limit[0] == '-' || N > (uint64_t(1) << 40))
+    uint64_t N = 0;
+    if (StringRef(Limit).getAsInteger(10, N) || N > (uint64_t(1) << 40))
       warnOnce(BufferLimitWarned, "using the default", SlotBufferLimitEnv,
                Limit, "a number of bytes from 0 to 1099511627776");
     else
