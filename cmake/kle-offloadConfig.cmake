@@ -16,13 +16,15 @@
 get_filename_component(KLE_OFFLOAD_PREFIX "${CMAKE_CURRENT_LIST_DIR}/../../.." ABSOLUTE)
 set(KLE_OFFLOAD_CLANG_CONFIG "${KLE_OFFLOAD_PREFIX}/share/kle-offload/kle-offload.cfg")
 
+set(_kle_clang_C clang-22)
+set(_kle_clang_CXX clang++-22)
 foreach(_kle_lang C CXX)
   if(CMAKE_${_kle_lang}_COMPILER_ID AND NOT (CMAKE_${_kle_lang}_COMPILER_ID STREQUAL "Clang"
       AND CMAKE_${_kle_lang}_COMPILER_VERSION VERSION_GREATER_EQUAL 22
       AND CMAKE_${_kle_lang}_COMPILER_VERSION VERSION_LESS 23))
     set(kle-offload_FOUND FALSE)
     set(kle-offload_NOT_FOUND_MESSAGE
-        "kle-offload needs clang 22 as the ${_kle_lang} compiler (found ${CMAKE_${_kle_lang}_COMPILER_ID} ${CMAKE_${_kle_lang}_COMPILER_VERSION}); configure with -DCMAKE_${_kle_lang}_COMPILER=clang-22")
+        "kle-offload needs clang 22 as the ${_kle_lang} compiler (found ${CMAKE_${_kle_lang}_COMPILER_ID} ${CMAKE_${_kle_lang}_COMPILER_VERSION}); configure with -DCMAKE_${_kle_lang}_COMPILER=${_kle_clang_${_kle_lang}}")
     return()
   endif()
 endforeach()
@@ -46,7 +48,12 @@ function(kle_offload_targets target)
   cmake_parse_arguments(PARSE_ARGV 1 KLE "HOST" "" "ARCHS")
   set(triples)
   set(opts)
-  foreach(arch IN LISTS KLE_ARCHS)
+  # ARCHS "${list}" (quoted) arrives as one escaped element: flatten it.
+  set(archs)
+  foreach(a IN LISTS KLE_ARCHS)
+    list(APPEND archs ${a})
+  endforeach()
+  foreach(arch IN LISTS archs)
     if(arch MATCHES "^gfx[0-9]+[0-9a-f]*(:[a-z]+[+-])*$")
       set(t amdgcn-amd-amdhsa)
     elseif(arch MATCHES "^sm_[0-9]+a?$")
