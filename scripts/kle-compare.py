@@ -25,13 +25,20 @@ percentile bootstrap (fixed seed): over the samples for the Google Benchmark
 rows (one per run), over whole runs for the per-launch rows (launches of one
 process are not independent samples: runs differ).
 
-Outputs: a table on stdout, and <out>/kle-compare.json and .csv with the
-machine, device, driver, LLVM version and git revision. Python standard
-library only.
+With --standin the device must be one of the stand-in's CUDA devices (never
+a host device labelled the stand-in). A failed kle-bench run is reported with
+its exit status and its own error lines, not the stand-in's report lines.
+
+Outputs: a table on stdout (column n: the samples of a row, one per run and
+round for Google Benchmark rows, one per launch for LaunchLatency rows; the
+JSON and CSV field is "runs"), and <out>/kle-compare.json and .csv with the
+machine, device, driver, LLVM version and git revision. --out is created and
+checked before the first run. Python standard library only.
 """
 import argparse
 import csv
 import json
+import math
 import os
 import platform
 import random
@@ -40,7 +47,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from klebench import run, list_devices  # noqa: E402
+from klebench import (run, list_devices, complaint, status, check_out_dir,  # noqa: E402
+                      save_or_die, MAX_LATENCY_SAMPLES)
 import tempfile
 
 TRANSPORTS = ["zerocopy", "staged", "copy"]
@@ -52,8 +60,19 @@ def die(msg):
     sys.exit("kle-compare: error: " + msg)
 
 
+def failed(what, res):
+    """die() for a kle-bench run that failed: its exit status and its own
+    error lines (not the CUDA driver stand-in's report)."""
+    die("%s (%s): %s" % (what, status(res.returncode), complaint(res.stderr)))
 
 
+def positive_seconds(s):
+    """s as a positive, finite number of seconds, else None."""
+    try:
+        v = float(s)
+    except ValueError:
+        return None
+    return v if math.isfinite(v) and v > 0 else None
 
 
 def pick_device(devs, want):
@@ -115,7 +134,7 @@ def driver_calls(bench, env, standin_dir):
             e = dict(env, KLE_STANDIN_STATS_FILE=f.name)
             r = run([bench, "--launches", str(n)], e, timeout=TIMEOUT[0])
             if r.returncode:
-                die("kle-bench --launches failed: " + r.stderr.strip()[-300:])
+                failed("kle-bench --launches %d failed" % n, r)
             c = {}
             for line in open(f.name):
                 parts = line.split()
@@ -131,7 +150,7 @@ def kle_path_ns(bench, env, launches=1000):
     r = run([bench, "--launches", str(launches)],
             dict(env, LIBOMPTARGET_KLE_STATS="1"), timeout=TIMEOUT[0])
     if r.returncode:
-        die("kle-bench --launches failed: " + r.stderr.strip()[-300:])
+        failed("kle-bench --launches %d failed" % launches, r)
     for line in r.stderr.splitlines():
         if "KLE stats" in line and "host_ns_per_launch_in_kle_path=" in line:
             return int(line.rsplit("host_ns_per_launch_in_kle_path=", 1)[1].split()[0])
@@ -155,17 +174,27 @@ def main():
                     help="--benchmark_filter for the kernel-time pass")
     ap.add_argument("--timeout", type=int, default=1800,
                     help="seconds one kle-bench run may take before the comparison stops")
-    ap.add_argument("--out", default=os.path.join(REPO, "build", "bench-results"))
+    ap.add_argument("--out", default=os.path.join(REPO, "build", "bench-results"),
+                    help="directory for kle-compare.json and .csv (created; checked "
+                         "before any run)")
     a = ap.parse_args()
     if not os.access(a.bench, os.X_OK):
         die("%s is not an executable kle-bench; build bench/ first (README, Benchmarks)" % a.bench)
     if a.rounds < 2:
         die("--rounds must be at least 2")
-    if a.latency_samples < 0:
-        die("--latency-samples must be 0 or more")
+    if positive_seconds(a.min_time) is None:
+        die("--min-time wants a positive number of seconds, not %r" % a.min_time)
+    if not 0 <= a.latency_samples <= MAX_LATENCY_SAMPLES:
+        die("--latency-samples wants 0 (none) or 1 to %d (kle-bench's limit), not %d"
+            % (MAX_LATENCY_SAMPLES, a.latency_samples))
     if a.timeout < 1:
         die("--timeout must be at least 1 second")
     TIMEOUT[0] = a.timeout
+    # Before any run: a bad --out must not cost the results at the end.
+    a.out = check_out_dir(a.out, "kle-compare")
+    for name in ("kle-compare.json", "kle-compare.csv"):
+        if os.path.isdir(os.path.join(a.out, name)):
+            die("--out %s: %s is a directory" % (a.out, name))
 
     env = dict(os.environ)
     env.pop("LIBOMPTARGET_KLE_TRANSPORT", None)
@@ -174,11 +203,23 @@ def main():
             die("no libcuda.so.1 in --standin %s" % a.standin)
         env["LD_LIBRARY_PATH"] = a.standin + os.pathsep + env.get("LD_LIBRARY_PATH", "")
         env.setdefault("KLE_STANDIN_DELAY_US", "0:0")
-    num, uid = pick_device(list_devices(a.bench, env, "kle-compare"), a.device)
+    devs = list_devices(a.bench, env, "kle-compare")
+    num, uid = pick_device(devs, a.device)
     env["KLE_BENCH_DEVICE"] = str(num)
     # The stand-in's devices report UUID "KLE-STANDIN-..." (hex after CUDA-):
     # label them host-side even when reached without --standin.
-    standin = bool(a.standin) or uid.startswith("CUDA-" + "KLE-STANDIN".encode().hex())
+    standin_uid = "CUDA-" + "KLE-STANDIN".encode().hex()
+    if a.standin and not uid.startswith(standin_uid):
+        # Never benchmark a host device (or another driver's GPU) and label
+        # it the stand-in.
+        if not any(u.startswith("CUDA") for _, u in devs):
+            die("--standin given but the stand-in exposes no CUDA device "
+                "(KLE_STANDIN_DEVICES=0?); devices: %s"
+                % ", ".join("%d %s" % d for d in devs))
+        die("--standin given but device %d (%s) is not one of the stand-in's CUDA "
+            "devices (%s)" % (num, uid, ", ".join(
+                "%d %s" % d for d in devs if d[1].startswith(standin_uid)) or "none"))
+    standin = bool(a.standin) or uid.startswith(standin_uid)
     host_only = uid.startswith("x86_64") or standin
     driver = ("CUDA driver stand-in" if standin else
               "host device" if uid.startswith("x86_64") else "")
@@ -203,7 +244,7 @@ def main():
                        "--benchmark_out=" + f.name, "--benchmark_out_format=json"],
                       e, timeout=TIMEOUT[0])
             if res.returncode:
-                die("kle-bench failed under %s: %s" % (t, res.stderr.strip()[-400:]))
+                failed("kle-bench failed under %s" % t, res)
             try:
                 return json.load(open(f.name))["benchmarks"]
             except (ValueError, KeyError):
@@ -232,8 +273,7 @@ def main():
             if a.latency_samples:
                 res = run([a.bench, "--latency-samples", str(a.latency_samples)], e, timeout=TIMEOUT[0])
                 if res.returncode:
-                    die("kle-bench --latency-samples failed under %s: %s"
-                        % (t, res.stderr.strip()[-400:]))
+                    failed("kle-bench --latency-samples failed under %s" % t, res)
                 try:
                     lat = json.loads(res.stdout.strip().splitlines()[-1])
                 except (ValueError, IndexError):
@@ -291,15 +331,18 @@ def main():
     print(title)
     if host_only:
         print("HOST-SIDE OVERHEAD ONLY: no kernel ran on a GPU; these figures are not GPU launch latency.")
-    print("%-46s %-9s %4s %11s %11s %11s %23s %8s %8s" % (
-        "benchmark", "transport", "runs", "median(us)", "p90(us)", "p99(us)",
+    # n: the samples of a row. JSON and CSV keep the field name "runs".
+    print("%-46s %-9s %6s %11s %11s %11s %23s %8s %8s" % (
+        "benchmark", "transport", "n", "median(us)", "p90(us)", "p99(us)",
         "95% CI of median (us)", "/base", "/copy"))
     for r in rows:
         f = lambda v: "%.2f" % v if v is not None else "-"
-        print("%-46s %-9s %4d %11.3f %11.3f %11.3f %11.3f..%-11.3f %8s %8s" % (
+        print("%-46s %-9s %6d %11.3f %11.3f %11.3f %11.3f..%-11.3f %8s %8s" % (
             r["benchmark"], r["transport"], r["runs"], r["median_s"] * 1e6, r["p90_s"] * 1e6,
             r["p99_s"] * 1e6, r["ci95_lo_s"] * 1e6, r["ci95_hi_s"] * 1e6,
             f(r["vs_baseline"]), f(r["vs_copy"])))
+    print("n: samples, one per run and round for Google Benchmark rows, one per launch "
+          "for LaunchLatency rows")
     if any(v is not None for v in path_ns.values()):
         print("\nHost time per launch in the plugin's KLE path (ns; 1000 synchronous "
               "launches, teams=1, LIBOMPTARGET_KLE_STATS=1):")
@@ -315,16 +358,20 @@ def main():
             if any(vals):
                 print("%-28s" % n + "".join("%10.2f" % v for v in vals))
 
-    os.makedirs(a.out, exist_ok=True)
-    with open(os.path.join(a.out, "kle-compare.json"), "w") as f:
-        json.dump({"meta": meta, "results": rows, "driver_calls_per_launch": calls_by_t,
-                   "kle_path_host_ns_per_launch": path_ns}, f, indent=1)
-    with open(os.path.join(a.out, "kle-compare.csv"), "w", newline="") as f:
-        fields = [k for k in rows[0] if k != "samples_s"]
-        w = csv.DictWriter(f, fieldnames=list(meta) + fields)
-        w.writeheader()
-        for r in rows:
-            w.writerow(dict(meta, **{k: r[k] for k in fields}))
+    data = {"meta": meta, "results": rows, "driver_calls_per_launch": calls_by_t,
+            "kle_path_host_ns_per_launch": path_ns}
+
+    def write():
+        os.makedirs(a.out, exist_ok=True)
+        with open(os.path.join(a.out, "kle-compare.json"), "w") as f:
+            json.dump(data, f, indent=1)
+        with open(os.path.join(a.out, "kle-compare.csv"), "w", newline="") as f:
+            fields = [k for k in rows[0] if k != "samples_s"]
+            w = csv.DictWriter(f, fieldnames=list(meta) + fields)
+            w.writeheader()
+            for r in rows:
+                w.writerow(dict(meta, **{k: r[k] for k in fields}))
+    save_or_die(write, "the results into --out %s" % a.out, "kle-compare", data)
     print("\nwrote %s/kle-compare.json and kle-compare.csv" % a.out)
 
 

@@ -70,7 +70,8 @@ including them are indicative.
 
 Outputs: a table on stdout labelled HOST-SIDE, CUDA driver stand-in, the
 zerocopy/copy ratios of the KLE path, a PASS/MISS line for the target, and
-JSON (--out, default build/bench-results/kle-instructions.json). Python
+JSON (--out, default build/bench-results/kle-instructions.json; a file name,
+checked before the first valgrind run, its directory created). Python
 standard library only.
 """
 import argparse
@@ -83,7 +84,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from klebench import list_devices  # noqa: E402
+from klebench import (list_devices, complaint, check_out_file,  # noqa: E402
+                      save_or_die)
 import tempfile
 import time
 
@@ -276,7 +278,7 @@ def run_one(a, env, transport, n, tmp):
         die("valgrind kle-bench --launches %d (%s) failed with status %d%s: %s"
             % (n, transport, r.returncode,
                " (the stand-in saw a launch not served by %s)" % transport if why else "",
-               (why[0] if why else r.stderr.strip()[-400:])))
+               (why[0] if why else complaint(r.stderr))))
     m = re.findall(r"kle-standin: launches=(\d+) violations=(\d+)", r.stderr)
     if not m or m[-1] != (str(n), "0"):
         die("kle-bench --launches %d (%s): the stand-in reported %s, not %d launches "
@@ -349,7 +351,9 @@ def main():
     ap.add_argument("--timeout", type=int, default=600, help="seconds per valgrind run")
     ap.add_argument("--keep", default="", help="keep the callgrind output files in this dir")
     ap.add_argument("--out", default=os.path.join(REPO, "build", "bench-results",
-                                                  "kle-instructions.json"))
+                                                  "kle-instructions.json"),
+                    help="the JSON file to write (its directory is created; checked "
+                         "before the first valgrind run)")
     a = ap.parse_args()
 
     try:
@@ -364,6 +368,8 @@ def main():
     bad = [t for t in transports if t not in TRANSPORTS]
     if bad or not transports:
         die("--transports: unknown %s (valid: %s)" % (bad, ", ".join(TRANSPORTS)))
+    # Before any valgrind run: a bad --out must not cost the results at the end.
+    a.out = check_out_file(a.out, "kle-instructions")
     vg = shutil.which(a.valgrind)
     if not vg:
         die("valgrind not found (%s); install the Debian package 'valgrind' "
@@ -470,10 +476,13 @@ def main():
                   "ratio_transport_only": ratio("kle_path_excl_driver_and_allocations"),
                   "met": ok}
 
-    d = os.path.dirname(os.path.abspath(a.out))
-    os.makedirs(d, exist_ok=True)
-    with open(a.out, "w") as f:
-        json.dump({"meta": meta, "results": results, "target": target}, f, indent=1)
+    data = {"meta": meta, "results": results, "target": target}
+
+    def write():
+        os.makedirs(os.path.dirname(a.out), exist_ok=True)
+        with open(a.out, "w") as f:
+            json.dump(data, f, indent=1)
+    save_or_die(write, "--out %s" % a.out, "kle-instructions", data)
     print("\nwrote %s (%.0f s)" % (a.out, elapsed))
 
 

@@ -3,6 +3,11 @@
 
 Usage: kle-plot.py <kle-compare.json> [-o out.png] [--benchmarks REGEX]
 
+The format follows -o's extension: .png, .svg, .pdf or any other format
+matplotlib writes (a name without an extension gets PNG; an unknown
+extension is an error before anything is drawn). Default: kle-compare.png
+next to the JSON.
+
 One panel per benchmark group (at most --max-panels, 6 by default). Without
 --benchmarks the panels are chosen: every LaunchLatency/* group if there are
 any, else SyncReduction/teams:1; then the SyncReduction with the most teams,
@@ -20,9 +25,15 @@ with its ratio to the no-KLE baseline ("base") and to the copy transport
 ("copy"; below 1 = faster); the dashed line is the baseline median. The x axis
 is in microseconds, logarithmic when the values in a panel span more than 10x.
 
+Rows that cannot be drawn are skipped with a "kle-plot: warning:" line on
+stderr: a transport other than baseline, zerocopy, staged and copy, or a
+median that is not a positive finite number (NaN, inf, 0); samples that are
+not positive finite numbers are left out. Errors are one "kle-plot: error:"
+line (exit status 2).
+
 Needs matplotlib (Agg backend). If this interpreter cannot import it, the
 script re-executes itself once under /usr/bin/python3 (Debian's
-python3-matplotlib). Prints "wrote <png> (<N> panels: <names>)".
+python3-matplotlib). Prints "wrote <file> (<N> panels: <names>)".
 """
 import argparse
 import json
@@ -53,7 +64,7 @@ def die(msg):
 
 class Parser(argparse.ArgumentParser):
     def error(self, message):
-        die(message + " (usage: kle-plot.py <kle-compare.json> [-o out.png] "
+        die(message + " (usage: kle-plot.py <kle-compare.json> [-o out.png|.svg|.pdf] "
             "[--benchmarks REGEX] [--max-panels N])")
 
 
@@ -80,6 +91,12 @@ def arg_value(name, arg):
     return int(m.group(1)) if m else -1
 
 
+def positive(v):
+    """v is a positive finite number (not a bool)."""
+    return (isinstance(v, (int, float)) and not isinstance(v, bool)
+            and math.isfinite(v) and v > 0)
+
+
 def load(path):
     try:
         with open(path) as f:
@@ -100,8 +117,25 @@ def load(path):
             and isinstance(r.get("median_s"), (int, float))]
     if not good:
         die("%s has no usable results (need benchmark, transport, median_s)" % path)
+    # Rows that cannot be drawn: skipped, with a warning (printed by main()
+    # once matplotlib is imported, so not twice if the script re-executes).
+    skipped = []
+    unknown = [r for r in good if r["transport"] not in ROWS]
+    if unknown:
+        skipped.append("%d row%s with an unknown transport (%s; known: %s)" % (
+            len(unknown), "" if len(unknown) == 1 else "s",
+            ", ".join(sorted({repr(r["transport"]) for r in unknown})), ", ".join(ROWS)))
+    bad = [r for r in good if r["transport"] in ROWS and not positive(r["median_s"])]
+    if bad:
+        skipped.append("%d row%s whose median_s is not a positive number (%s)" % (
+            len(bad), "" if len(bad) == 1 else "s", ", ".join(
+                "%s %s: %r" % (r["benchmark"], r["transport"], r["median_s"])
+                for r in bad[:3]) + (", ..." if len(bad) > 3 else "")))
+    good = [r for r in good if r["transport"] in ROWS and positive(r["median_s"])]
+    if not good:
+        die("%s has no usable results: %s" % (path, "; ".join(skipped)))
     meta = data.get("meta") if isinstance(data.get("meta"), dict) else {}
-    return meta, good
+    return meta, good, ["skipping " + s for s in skipped]
 
 
 def groups_of(rows):
@@ -181,8 +215,7 @@ def choose(groups, regex, max_panels):
 
 def samples_us(row):
     xs = row.get("samples_s")
-    xs = [float(x) * 1e6 for x in xs if isinstance(x, (int, float)) and x > 0] \
-        if isinstance(xs, list) else []
+    xs = [float(x) * 1e6 for x in xs if positive(x)] if isinstance(xs, list) else []
     return sorted(xs) or [float(row["median_s"]) * 1e6]
 
 
@@ -330,19 +363,32 @@ def draw_panel(ax, name, group, mpl):
 def main():
     ap = Parser(prog=PROG, description=__doc__.splitlines()[0])
     ap.add_argument("json", help="kle-compare.json written by scripts/kle-compare.py")
-    ap.add_argument("-o", "--output", help="PNG to write (default: kle-compare.png next to the JSON)")
+    ap.add_argument("-o", "--output",
+                    help="file to write, in the format of its extension (png, svg, pdf, ...; "
+                         "none: PNG; default: kle-compare.png next to the JSON)")
     ap.add_argument("--benchmarks", metavar="REGEX", help="plot the benchmarks matching REGEX")
     ap.add_argument("--max-panels", type=int, default=6, help="at most this many panels (6)")
     a = ap.parse_args()
     if a.max_panels < 1:
         die("--max-panels must be at least 1")
-    meta, rows = load(a.json)
+    meta, rows, warnings = load(a.json)
     groups = groups_of(rows)
     names, note = choose(groups, a.benchmarks, a.max_panels)
     out = a.output or os.path.join(os.path.dirname(os.path.abspath(a.json)), "kle-compare.png")
 
     mpl = import_matplotlib()  # may re-execute this script under /usr/bin/python3
     plt = mpl[1]
+    for w in warnings:
+        print("%s: warning: %s" % (PROG, w), file=sys.stderr)
+    # The format follows the extension (as savefig infers it); without one,
+    # PNG under exactly the name given (savefig would append ".png").
+    ext = os.path.splitext(out)[1][1:].lower()
+    formats = plt.gcf().canvas.get_supported_filetypes()
+    plt.close("all")
+    if ext and ext not in formats:
+        die("cannot write %s: unknown format %r (from its extension; matplotlib writes %s)"
+            % (out, ext, ", ".join(sorted(formats))))
+    fmt = ext or "png"
     n = len(names)
     ncols = 1 if n <= 4 else 2
     nrows = (n + ncols - 1) // ncols
@@ -397,8 +443,8 @@ def main():
              color="#555555", linespacing=1.4)
     fig.tight_layout(rect=(0, foot_in / fig_h, 1, 1 - head_in / fig_h), h_pad=1.6, w_pad=3.0)
     try:
-        fig.savefig(out, dpi=120, facecolor="white", format="png")
-    except (OSError, ValueError) as e:
+        fig.savefig(out, dpi=120, facecolor="white", format=fmt)
+    except (OSError, ValueError, ImportError) as e:
         die("cannot write %s: %s" % (out, getattr(e, "strerror", None) or e))
     if note:
         print("%s: note: %s; pick others with --benchmarks REGEX" % (PROG, note), file=sys.stderr)
