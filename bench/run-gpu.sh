@@ -13,7 +13,9 @@
 # Tunables: KLE_ROUNDS (4), KLE_MIN_TIME (0.1 s), KLE_LATENCY_SAMPLES (2000),
 # KLE_CUDA_DRIVER (path of libcuda.so.1; default: /usr/local/nvidia/lib64,
 # then ldconfig), KLE_TEST_TIMEOUT (30 s per GPU test run), KLE_RUN_TIMEOUT
-# (120 s per kle-bench run), so one hang cannot eat a lease.
+# (120 s per kle-bench run, in the comparison and here), so one hang cannot
+# eat a lease. All are checked before anything runs; the driver library must
+# load and export cuInit.
 # Wall time on an H200: well under 5 minutes with the defaults.
 # Results: machine.txt, gpu-tests.txt, compare.txt, kle-compare.{json,csv,png},
 # run.log (at most 8 files, so they fit the device tool's return limit).
@@ -34,6 +36,23 @@ step() { echo; echo "== [$(( $(date +%s) - t0 )) s] $*"; }
 [ -x "$B/bin/kle-bench" ] && [ -f "$B/MANIFEST" ] \
   || die "$B is not a kle-offload GPU bundle (no bin/kle-bench or MANIFEST); build it with scripts/gpu-bundle.sh"
 command -v python3 >/dev/null || die "python3 is needed for the comparison"
+
+# The tunables, checked before anything runs: a bad value must not cost the
+# lease's GPU tests first.
+rounds=${KLE_ROUNDS:-4} min_time=${KLE_MIN_TIME:-0.1} samples=${KLE_LATENCY_SAMPLES:-2000}
+test_timeout=${KLE_TEST_TIMEOUT:-30} run_timeout=${KLE_RUN_TIMEOUT:-120}
+is_int() { [[ $1 =~ ^[0-9]{1,9}$ ]]; }
+{ is_int "$rounds" && [ $((10#$rounds)) -ge 2 ]; } \
+  || die "KLE_ROUNDS=$rounds: want a whole number of interleaved rounds, at least 2"
+[[ $min_time =~ ^([0-9]+(\.[0-9]*)?|\.[0-9]+)$ ]] && awk -v v="$min_time" 'BEGIN{exit !(v + 0 > 0)}' \
+  || die "KLE_MIN_TIME=$min_time: want a positive number of seconds per benchmark (for example 0.1)"
+{ is_int "$samples" && [ $((10#$samples)) -le 10000000 ]; } \
+  || die "KLE_LATENCY_SAMPLES=$samples: want 0 (none) or a whole number up to 10000000"
+{ is_int "$test_timeout" && [ $((10#$test_timeout)) -ge 1 ]; } \
+  || die "KLE_TEST_TIMEOUT=$test_timeout: want a whole number of seconds per GPU test run, at least 1"
+{ is_int "$run_timeout" && [ $((10#$run_timeout)) -ge 1 ]; } \
+  || die "KLE_RUN_TIMEOUT=$run_timeout: want a whole number of seconds per kle-bench run, at least 1"
+rounds=$((10#$rounds)) samples=$((10#$samples)) test_timeout=$((10#$test_timeout)) run_timeout=$((10#$run_timeout))
 
 # The bundle carries every library except the C/C++ runtime and the driver:
 # say plainly if this machine's are too old, rather than let the loader fail
@@ -76,6 +95,23 @@ trap 'rm -rf "$drvdir"' EXIT
 ln -s "$drv" "$drvdir/libcuda.so"
 ln -s "$drv" "$drvdir/libcuda.so.1"
 export LD_LIBRARY_PATH="$B/lib:$drvdir:$(dirname "$drv")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# A file that is not a CUDA driver (KLE_CUDA_DRIVER=/etc/passwd, libz.so)
+# makes the plugin find no device and say nothing: say why here.
+drv_from=${KLE_CUDA_DRIVER:+ (KLE_CUDA_DRIVER)}
+why=$(python3 - "$drv" 2>&1 <<'PY'
+import sys
+try:
+    import ctypes
+except ImportError:
+    sys.exit(0)  # cannot tell; the plugin will
+try:
+    lib = ctypes.CDLL(sys.argv[1])
+except OSError as e:
+    sys.exit("cannot be loaded: %s" % e)
+if not hasattr(lib, "cuInit"):
+    sys.exit("is not a CUDA driver (no cuInit)")
+PY
+) || die "the driver library $drv$drv_from ${why:-cannot be loaded}"
 export KLE_GIT_REV=$(sed -n 's/^git: //p' "$B/MANIFEST")
 
 step "machine"
@@ -91,11 +127,44 @@ step "machine"
   echo; cat "$B/MANIFEST"
 } | tee "$R/machine.txt"
 
+# Why the driver shows no device, in one line (only asked when none shows).
+driver_says() {
+  python3 - "$drv" 2>&1 <<'PY' | head -1
+import ctypes, sys
+try:
+    lib = ctypes.CDLL(sys.argv[1])
+    def name(r):
+        s = ctypes.c_char_p()
+        try:
+            if lib.cuGetErrorName(r, ctypes.byref(s)) == 0 and s.value:
+                return "%d %s" % (r, s.value.decode())
+        except AttributeError:
+            pass
+        return str(r)
+    r = lib.cuInit(0)
+    if r:
+        print("cuInit(0) returned %s" % name(r))
+    else:
+        n = ctypes.c_int(-1)
+        r = lib.cuDeviceGetCount(ctypes.byref(n))
+        print("cuInit(0) succeeded; cuDeviceGetCount returned %s, %d devices" % (name(r), n.value))
+except Exception as e:
+    print("asking the driver directly failed: %s" % e)
+PY
+}
+kle_bench_status() { # exit status -> words
+  case $1 in 124) echo "timed out after $run_timeout s (KLE_RUN_TIMEOUT)" ;; *) echo "exit status $1" ;; esac
+}
+
 step "devices"
-"$B/bin/kle-bench" --list-devices || die "kle-bench could not list devices"
-devs=$("$B/bin/kle-bench" --list-devices 2>/dev/null)
-grep -q ' CUDA-' <<<"$devs" \
-  || die "the CUDA plugin found no GPU (driver $drv); see the lines above"
+timeout "$run_timeout" "$B/bin/kle-bench" --list-devices > "$drvdir/devs" 2> "$drvdir/devs.err"
+rc=$?
+cat "$drvdir/devs" "$drvdir/devs.err"
+[ $rc = 0 ] || die "kle-bench --list-devices failed: $(kle_bench_status $rc) (driver $drv); see the lines above"
+if ! grep -q ' CUDA-' "$drvdir/devs"; then
+  listed=$(grep -v '^[[:space:]]*$' "$drvdir/devs" | head -4 | tr '\n' ';' | sed 's/;$//; s/;/; /g')
+  die "the CUDA plugin found no GPU with driver $drv$drv_from: kle-bench --list-devices listed ${listed:-no device}; the driver itself says: $(driver_says). Check nvidia-smi, that the driver library matches the kernel module, and CUDA_VISIBLE_DEVICES${CUDA_VISIBLE_DEVICES+ (set to '$CUDA_VISIBLE_DEVICES')}"
+fi
 
 step "GPU tests (checked on the build machine: scripts/gpu-bundle.sh verify)"
 n=0
@@ -103,7 +172,7 @@ n=0
 while IFS=$'\t' read -r test envs prefixes; do
   [ -n "$test" ] || continue
   # shellcheck disable=SC2086 # $envs is a list of K=V words
-  env $envs timeout "${KLE_TEST_TIMEOUT:-30}" "$B/bin/gpu-tests/${test%.c}" \
+  env $envs timeout "$test_timeout" "$B/bin/gpu-tests/${test%.c}" \
     < /dev/null > "$drvdir/out" 2>&1
   rc=$?
   { echo "=== $n $test rc=$rc"; cat "$drvdir/out"; } >> "$R/gpu-tests.txt"
@@ -113,9 +182,9 @@ done < "$B/gpu-tests.plan"
 
 step "transport comparison"
 python3 "$B/scripts/kle-compare.py" --bench "$B/bin/kle-bench" \
-  --rounds "${KLE_ROUNDS:-4}" --min-time "${KLE_MIN_TIME:-0.1}" \
-  --latency-samples "${KLE_LATENCY_SAMPLES:-2000}" \
-  --kernel-times "$B/lib/kernel-timer" --timeout "${KLE_RUN_TIMEOUT:-120}" \
+  --rounds "$rounds" --min-time "$min_time" \
+  --latency-samples "$samples" \
+  --kernel-times "$B/lib/kernel-timer" --timeout "$run_timeout" \
   --out "$R" | tee "$R/compare.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || die "kle-compare.py failed"
 
@@ -125,8 +194,12 @@ python3 "$B/scripts/kle-plot.py" "$R/kle-compare.json" -o "$R/kle-compare.png" \
 
 step "KLE stats, 1000 synchronous launches per transport"
 for t in zerocopy staged copy; do
-  LIBOMPTARGET_KLE_TRANSPORT=$t LIBOMPTARGET_KLE_STATS=1 "$B/bin/kle-bench" --launches 1000 2>&1 \
-    | grep -E 'KLE stats|checksum' | sed "s/^/  $t: /" | tee -a "$R/compare.txt"
+  LIBOMPTARGET_KLE_TRANSPORT=$t LIBOMPTARGET_KLE_STATS=1 timeout "$run_timeout" "$B/bin/kle-bench" \
+    --launches 1000 > "$drvdir/out" 2>&1
+  rc=$?
+  { grep -E 'KLE stats|checksum' "$drvdir/out"
+    [ $rc = 0 ] || echo "kle-offload: warning: kle-bench --launches 1000 failed: $(kle_bench_status $rc)"
+  } | sed "s/^/  $t: /" | tee -a "$R/compare.txt"
 done
 step "done"
 finish

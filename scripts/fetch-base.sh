@@ -98,7 +98,8 @@ trap 'rm -rf "$tmp"' EXIT
 members=()
 for s in "${KLE_BASE_SUBTREES[@]}"; do members+=("$KLE_TARBALL_TOPDIR/$s"); done
 kle_note "extracting ${KLE_BASE_SUBTREES[*]} into $base"
-if ! tar -xJf "$tarball" -C "$tmp" --strip-components=1 "${members[@]}" 2>"$tmp.err"; then
+# --no-same-owner: as root, tar would keep the archive's owner (uid 1000).
+if ! tar --no-same-owner -xJf "$tarball" -C "$tmp" --strip-components=1 "${members[@]}" 2>"$tmp.err"; then
   msg=$(grep -m1 -i 'space' "$tmp.err" || true); rm -f "$tmp.err"
   [ -n "$msg" ] && kle_die "extraction ran out of disk space in $KLE_BUILD_DIR; free space and rerun."
   if [ -n "${KLE_TARBALL:-}" ]; then kle_die "extracting KLE_TARBALL=$tarball failed although its checksum matched; check the file system and rerun."; fi

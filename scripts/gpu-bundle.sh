@@ -93,6 +93,7 @@ check() {
     fi
   done < <(find "$b" -type f)
   [ $bad = 0 ] && echo "dependencies: every ELF resolves inside the bundle, to base libraries, or to the driver"
+  contents_check "$b" || bad=1
   # What the target machine's base libraries must provide at least.
   echo "needs at least: $(needs "$b")"
   if [ "$(id -u)" = 0 ] && [ -x "$KLE_BUILD_DIR/test/cuda-standin/lib/libcuda.so.1" ]; then
@@ -100,6 +101,44 @@ check() {
   else
     echo "chroot start check skipped (needs root and the CUDA driver stand-in built)"
   fi
+  return $bad
+}
+
+# The bundle is what build() wrote: every file the MANIFEST lists is there
+# with that SHA-256, and every program gpu-tests.plan runs is there and
+# executable (run-gpu.sh would otherwise report a missing test only as an
+# exit status 126/127 in gpu-tests.txt, after the lease was spent).
+contents_check() {
+  local b=$1 bad=0 sum path f n=0 test envs prefixes runs=0
+  local -A seen=()
+  while read -r sum path; do
+    n=$((n + 1))
+    f="$b/${path#./}"
+    if [ ! -f "$f" ]; then
+      echo "CHECK FAILED: ${path#./} is listed in the MANIFEST but missing"; bad=1
+    elif [ "$(kle_sha256 "$f")" != "$sum" ]; then
+      echo "CHECK FAILED: ${path#./} does not match its SHA-256 in the MANIFEST (changed after the bundle was built)"; bad=1
+    fi
+  done < <(grep -E '^[0-9a-f]{64}  ' "$b/MANIFEST")
+  [ $n -gt 0 ] || { echo "CHECK FAILED: the MANIFEST lists no files (no SHA-256 lines)"; bad=1; }
+  if [ -f "$b/gpu-tests.plan" ]; then
+    while IFS=$'\t' read -r test envs prefixes; do
+      [ -n "$test" ] || continue
+      runs=$((runs + 1))
+      [ -z "${seen[$test]:-}" ] || continue
+      seen[$test]=1
+      f="$b/bin/gpu-tests/${test%.c}"
+      if [ ! -f "$f" ]; then
+        echo "CHECK FAILED: gpu-tests.plan runs bin/gpu-tests/${test%.c}, which is missing"; bad=1
+      elif [ ! -x "$f" ]; then
+        echo "CHECK FAILED: gpu-tests.plan runs bin/gpu-tests/${test%.c}, which is not executable"; bad=1
+      fi
+    done < "$b/gpu-tests.plan"
+    [ $runs -gt 0 ] || { echo "CHECK FAILED: gpu-tests.plan lists no runs"; bad=1; }
+  else
+    echo "CHECK FAILED: no gpu-tests.plan"; bad=1
+  fi
+  [ $bad = 1 ] || echo "contents: the $n files the MANIFEST lists match their SHA-256; the $runs runs of gpu-tests.plan have their programs"
   return $bad
 }
 
@@ -180,7 +219,7 @@ build() {
 
   {
     echo "kle-offload GPU bundle"
-    echo "git: $(git -C "$KLE_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$KLE_ROOT" diff --quiet HEAD 2>/dev/null || echo ' (uncommitted changes)')"
+    echo "git: $(git -C "$KLE_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)$([ -z "$(git -C "$KLE_ROOT" status --porcelain 2>/dev/null)" ] || echo ' (uncommitted changes)')"
     echo "built: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -srm)"
     echo "llvm: $KLE_LLVM_VERSION, offload arch: $arch"
     echo "needs: $(needs "$bundle.tmp")"

@@ -13,7 +13,8 @@ script splits a lit test into what runs there and what is checked here:
   verify PLAN OUTPUT TESTDIR
                        OUTPUT is what bench/run-gpu.sh wrote: for each plan
                        line, a header "=== <n> <test> rc=<status>" and the
-                       program's stdout+stderr. Each block is FileChecked
+                       program's stdout+stderr (a block ends only at the next
+                       plan line's exact header). Each block is FileChecked
                        against TESTDIR/<test> with the plan's prefixes, as
                        lit would; a non-zero status fails the block.
                        Prints one PASS/FAIL line per block and a total; exit
@@ -65,6 +66,36 @@ def plan(outdir, tests):
     print("gpu-tests: %d runs of %d tests planned" % (len(lines), len(tests)))
 
 
+def parse_blocks(entries, text):
+    """{n: (rc, output)} of OUTPUT's blocks. Block n starts at the exact header
+    run-gpu.sh writes for plan line n, "=== <n> <test> rc=<status>", and ends
+    where block n+1's header (with plan line n+1's test) starts, so a program
+    that prints a line like "=== 3 ..." itself cannot split its block."""
+    def header(n):
+        return re.compile(r"^=== %d %s rc=(-?\d+)\n" % (n, re.escape(entries[n][0])), re.M)
+
+    def mismatch(n, start):
+        # A header for block n naming another test: the output is not from
+        # this plan (another bundle).
+        m = re.compile(r"^=== %d (\S+) rc=-?\d+$" % n, re.M).search(text, start)
+        if m and m.group(1) != entries[n][0]:
+            die("output block %d is %s, plan says %s" % (n, m.group(1), entries[n][0]))
+
+    blocks = {}
+    cur = header(0).search(text) if entries else None
+    if entries and cur is None:
+        mismatch(0, 0)
+    for n in range(len(entries)):
+        if cur is None:
+            break
+        nxt = header(n + 1).search(text, cur.end()) if n + 1 < len(entries) else None
+        if n + 1 < len(entries) and nxt is None:
+            mismatch(n + 1, cur.end())
+        blocks[n] = (int(cur.group(1)), text[cur.end():nxt.start() if nxt else len(text)])
+        cur = nxt
+    return blocks
+
+
 def verify(plan_path, output_path, testdir):
     fc = os.environ.get("KLE_FILECHECK", "/usr/lib/llvm-22/bin/FileCheck")
     if not os.access(fc, os.X_OK):
@@ -74,10 +105,7 @@ def verify(plan_path, output_path, testdir):
         text = open(output_path, errors="replace").read()
     except OSError as e:
         die(str(e))
-    blocks = {}
-    for m in re.finditer(r"^=== (\d+) (\S+) rc=(-?\d+)\n(.*?)(?=^=== \d+ |\Z)", text,
-                         re.M | re.S):
-        blocks[int(m.group(1))] = (m.group(2), int(m.group(3)), m.group(4))
+    blocks = parse_blocks(entries, text)
     failed = 0
     for n, (test, env, prefixes) in enumerate(entries):
         label = "%s [%s]" % (test, env or "default")
@@ -85,9 +113,7 @@ def verify(plan_path, output_path, testdir):
             print("FAIL: %s: no output (not run)" % label)
             failed += 1
             continue
-        name, rc, out = blocks[n]
-        if name != test:
-            die("output block %d is %s, plan says %s" % (n, name, test))
+        rc, out = blocks[n]
         r = subprocess.run([fc, "--check-prefixes=" + prefixes,
                             os.path.join(testdir, test)],
                            input=out, capture_output=True, text=True)

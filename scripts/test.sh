@@ -18,7 +18,8 @@ source "$(dirname "$0")/common.sh"
 
 [ -f "$KLE_PREFIX/share/kle-offload/kle-offload.cfg" ] \
   || kle_die "the fork is not installed in $KLE_PREFIX; run scripts/setup.sh first."
-suites=${KLE_TEST_SUITES:-unit lit upstream libomp}
+# Unset: the default suites; set but empty (KLE_TEST_SUITES=""): an error below.
+suites=${KLE_TEST_SUITES-unit lit upstream libomp}
 [ -n "${suites// /}" ] || kle_die "KLE_TEST_SUITES is empty; name one or more of: unit lit upstream libomp sanitizers bundle."
 for s in $suites; do
   case $s in unit|lit|upstream|libomp|sanitizers|bundle) ;;
