@@ -64,11 +64,13 @@ static void run(int nt, int print) {
 }
 
 int main(void) {
-  // run(1) last: a 1-thread parallel region with a target teams region
-  // followed by a wider parallel region with target teams crashes in
-  // __kmpc_fork_teams (th_set_nproc == 0) independently of this fix.
+  // run(1) first: a 1-thread parallel region with a target teams region
+  // followed by a wider one crashed in __kmpc_fork_teams (th_set_nproc == 0)
+  // before patch 0010 (teams_after_hot_team.c).
+  run(1, 0);
+  // CHECK: threads=1 iters=2 sum=4096 min=-1 max=177 arr=12033
   run(16, 0);
-  // CHECK: threads=16 iters=32 sum=96256 min=-481 max=3304 arr=2117808
+  // CHECK-NEXT: threads=16 iters=32 sum=96256 min=-481 max=3304 arr=2117808
   run(8, 1);
   // CHECK-NEXT: t=0 sum=2016 min=0 max=88 arr=693 651 672
   // CHECK-NEXT: t=1 sum=2080 min=-1 max=89 arr=1386 1302 1344
@@ -89,8 +91,6 @@ int main(void) {
   // CHECK-NEXT: threads=8 iters=16 sum=39936 min=-113 max=1524 arr=545496
   run(2, 0);
   // CHECK-NEXT: threads=2 iters=4 sum=8448 min=-5 max=357 arr=40110
-  run(1, 0);
-  // CHECK-NEXT: threads=1 iters=2 sum=4096 min=-1 max=177 arr=12033
   printf("done\n"); // CHECK-NEXT: done
   return 0;
 }
