@@ -159,9 +159,8 @@ Error KLETransportTy::deinit() {
   }
   Err = joinErrors(std::move(Err), Pool->deinit());
   KLETransportStatsTy Stats = getStats();
-  const char *StatsVar = std::getenv(StatsEnv);
-  bool Print = (getInfoLevel() & OMP_INFOTYPE_DATA_TRANSFER) ||
-               (StatsVar && !std::strcmp(StatsVar, "1"));
+  // TimePath: LIBOMPTARGET_KLE_STATS=1, read once by init().
+  bool Print = (getInfoLevel() & OMP_INFOTYPE_DATA_TRANSFER) || TimePath;
   uint64_t Total = 0;
   for (uint64_t N : Stats.Launches)
     Total += N;
