@@ -177,6 +177,7 @@ if os.path.exists(hsa_standin):
         ("%hsa-each-transport", "env KLE_TRANSPORTS='" + " ".join(kle_transports) + "' " +
          os.path.join(config.test_source_root, "standin", "hsa", "each-transport.sh") +
          " " + hsa_env))
+    config.substitutions.append(("%kle-transports", " ".join(kle_transports)))
 # An image linked against a stock LLVM 22.1.8 nvptx DeviceRTL (no KLE ABI
 # global), without the fork's clang configuration but with its libomptarget.
 stock = os.path.join(build, "test", "devicertl-stock-nvptx", "lib",

@@ -1298,6 +1298,15 @@ EXPORT hsa_status_t hsa_amd_memory_pool_allocate(hsa_amd_memory_pool_t P, size_t
   int K = P.handle == POOL_DEV ? K_DEVICE
           : P.handle == POOL_HOST_FINE ? K_FINE
           : P.handle == POOL_HOST_KERNARG ? K_KERNARG : K_HOST_COARSE;
+  // Per-pool pseudo entries, so that a fault can target one pool:
+  // KLE_HSA_STANDIN_FAIL=hsa_amd_memory_pool_allocate@fine:1+:... .
+  static EntryStat *PerPool[K_COUNT] = {
+      registerEntry("hsa_amd_memory_pool_allocate@device"),
+      registerEntry("hsa_amd_memory_pool_allocate@fine"),
+      registerEntry("hsa_amd_memory_pool_allocate@kernarg"),
+      registerEntry("hsa_amd_memory_pool_allocate@host-coarse"), nullptr, nullptr};
+  if (int Inj = enter(*PerPool[K]))
+    return hsa_status_t(Inj);
   BlockP B = mem().allocate(K, Size, K == K_DEVICE, 0xCD);
   if (!B)
     return ST_OUT_OF_RESOURCES;
