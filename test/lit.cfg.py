@@ -12,6 +12,8 @@
 #   gpu-amd          an AMD GPU answers amdgpu-arch
 #   gpu              either of the two
 #   cuda-standin     the test-only CUDA driver stand-in is built
+#   hsa-standin      the test-only HSA runtime stand-in is built (gfx90a
+#                    images run through the real AMDGPU plugin on the CPU)
 #   matplotlib       python3 or /usr/bin/python3 can import matplotlib
 #   valgrind         /usr/bin/valgrind is installed (instructions per launch)
 #   gpu-bundle       build/gpu-bundle exists (scripts/gpu-bundle.sh)
@@ -24,7 +26,8 @@ import lit.formats
 config.name = "kle-offload"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".c", ".cpp", ".test"]
-config.excludes = ["Inputs", "unit", "src", "selftest", "lit.cfg.py", "README.md", "tsan.supp"]
+config.excludes = ["Inputs", "unit", "src", "selftest", "core", "hsa_standin.cpp", "lit.cfg.py",
+                   "README.md", "tsan.supp"]
 config.test_source_root = os.path.dirname(__file__)
 
 repo = os.path.dirname(config.test_source_root)
@@ -141,6 +144,40 @@ if os.path.exists(standin) and os.path.exists("/usr/local/cuda/bin/ptxas"):
         config.name += " [" + short + "]"
     config.substitutions.append(
         ("%standin-env", "env LD_LIBRARY_PATH=" + libdirs + san_env))
+# The CPU stand-in for the HSA runtime (test-only; test/standin/hsa):
+# %hsa-env puts it first on the library path, where the AMDGPU plugin's
+# dlopen("libhsa-runtime64.so") finds it. KLE_STANDIN_DEVICES=0 keeps a CUDA
+# driver stand-in that may also be on the path out of the way.
+hsa_standin = os.path.join(build, "test", "hsa-standin", "lib", "libhsa-runtime64.so.1")
+# The KLE transports every per-transport HSA test runs, in one list
+# (%hsa-each-transport); add a new transport here.
+kle_transports = ["zerocopy", "staged", "copy"]
+if os.path.exists(hsa_standin):
+    config.available_features.add("hsa-standin")
+    san = param("KLE_SANITIZER", "")
+    hsa_dirs = os.path.dirname(hsa_standin)
+    hsa_san_env = ""
+    if san:
+        short = {"address": "asan", "thread": "tsan"}[san]
+        san_build = os.path.join(build, "test", "offload-" + san)
+        rt = subprocess.run([clang, "-print-file-name=libclang_rt.%s-x86_64.so" % short],
+                            capture_output=True, text=True).stdout.strip()
+        if san == "thread":
+            hsa_dirs = os.path.join(build, "test", "hsa-standin-thread", "lib")
+        hsa_dirs = san_build + os.pathsep + hsa_dirs
+        opts = "halt_on_error=1:exitcode=86:detect_leaks=0"
+        if san == "thread":
+            opts += ":report_thread_leaks=0:suppressions=" + os.path.join(
+                config.test_source_root, "cuda-standin", "tsan.supp")
+        hsa_san_env = " LD_PRELOAD=%s %s_OPTIONS=%s" % (rt, short.upper(), opts)
+    hsa_env = "env LD_LIBRARY_PATH=" + hsa_dirs + " KLE_STANDIN_DEVICES=0" + hsa_san_env
+    config.substitutions.append(("%hsa-standin-dir", os.path.dirname(hsa_standin)))
+    config.substitutions.append(("%hsa-env", hsa_env))
+    config.substitutions.append(
+        ("%hsa-each-transport", "env KLE_TRANSPORTS='" + " ".join(kle_transports) + "' " +
+         os.path.join(config.test_source_root, "standin", "hsa", "each-transport.sh") +
+         " " + hsa_env))
+    config.substitutions.append(("%kle-transports", " ".join(kle_transports)))
 # An image linked against a stock LLVM 22.1.8 nvptx DeviceRTL (no KLE ABI
 # global), without the fork's clang configuration but with its libomptarget.
 stock = os.path.join(build, "test", "devicertl-stock-nvptx", "lib",

@@ -1,0 +1,201 @@
+//===- core.h - Driver-independent core of the CPU driver stand-ins -------===//
+//
+// TEST ONLY.  What every driver stand-in (cuda/, hsa/) needs whatever the
+// driver API: configuration from the environment, greppable output, contract
+// violations and the exit status they force, fault injection by entry point,
+// calls per entry point, the address-ordered memory table with a PROT_NONE
+// device address range and a separate poisoned backing store, and random
+// delays.  A front calls into this; the core never knows a driver API.
+//
+// Thread safety: every function here may be called from any thread at any
+// time, including from the front's own worker threads and during exit.
+// State is heap allocated and never destroyed (the plugin calls into the
+// stand-in from its own destructors, possibly after ours ran).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KLE_STANDIN_CORE_H
+#define KLE_STANDIN_CORE_H
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace standin {
+
+/// One `<PREFIX>FAIL=entry:N:code` item: the Nth call (1-based) of Entry, or
+/// with OrLater the Nth and every later one, returns Code.
+struct Fault {
+  std::string Entry;
+  uint64_t N = 0;
+  bool OrLater = false;
+  int Code = 0;
+};
+
+/// The settings every front shares.  Environment variables are read once,
+/// by core::init, as `<EnvPrefix><NAME>`:
+///   DELAY_US=min:max   random delay (microseconds) before each queued
+///                      operation runs (default 0:50)
+///   KERNEL_US=n        simulated kernel run time between start and end checks
+///   EXPECT=any|zerocopy|copy|staged   the transport the KLE checks expect
+///   FAIL=entry:N[+]:code[,...]        fault injection (see Fault)
+///   STATS=1            print calls per entry point at shutdown and at exit
+///   STATS_FILE=path    also write "<entry> <n>" lines there
+///   EXIT_CODE=n        exit status forced after violations (default 97)
+///   VERBOSE=1          log every launch
+///   SEED=n             seed of the delay generator
+///   BREAK=a,b,...      negative controls: make the stand-in misbehave on
+///                      purpose (front-defined names; see breaks())
+struct Config {
+  uint64_t DelayMin = 0, DelayMax = 50; ///< microseconds
+  uint64_t KernelUs = 0;                ///< microseconds
+  std::string Expect = "any";
+  std::vector<Fault> Faults;
+  bool Stats = false;
+  std::string StatsFile;
+  int ExitCode = 97;
+  bool Verbose = false;
+  uint64_t Seed = 12345;
+  std::set<std::string> Breaks;
+};
+
+/// Parses a front's status name or number ("HSA_STATUS_ERROR", "4096",
+/// "0x1000") into its integer value; returns false if unknown.
+using StatusParser = bool (*)(const std::string &Text, int &Out);
+/// Maps an entry point's name to the name faults and call counts use
+/// (e.g. strips CUDA's `_v2`); may be null (identity).
+using BaseNamer = std::string (*)(const std::string &Name);
+
+/// Reads the environment once.  \p Tag prefixes every output line
+/// ("kle-hsa-standin"), \p EnvPrefix every variable ("KLE_HSA_STANDIN_").
+/// Malformed values print one warning line naming the variable and keep the
+/// default.  Idempotent: later calls return the first configuration.
+const Config &init(const char *Tag, const char *EnvPrefix, StatusParser Parse,
+                   BaseNamer Namer);
+/// The configuration (init must have run).
+const Config &cfg();
+/// True if BREAK lists \p Name (a negative control is on).
+bool broken(const char *Name);
+/// getenv of `<EnvPrefix><Name>`, or nullptr.
+const char *env(const char *Name);
+
+/// One line "<tag>: <text>" on stderr (serialised, flushed).
+void say(const char *Fmt, ...) __attribute__((format(printf, 1, 2)));
+/// "<tag>: VIOLATION launch #<n>: <text>"; counts a violation.
+void violation(uint64_t Launch, const char *Fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/// "<tag>: VIOLATION op: <text>" (not attributable to a launch); counts one.
+void opViolation(const char *Fmt, ...) __attribute__((format(printf, 1, 2)));
+/// Violations so far.
+uint64_t violations();
+/// Lowercase hex of N bytes.
+std::string hex(const uint8_t *P, size_t N);
+
+/// Launch numbering shared by the front's checks (1-based, process-wide).
+uint64_t nextLaunch();
+uint64_t launches();
+
+/// Per-entry-point accounting.  A front keeps one EntryStat per exported
+/// function (a function-local static), and calls enter() first thing.
+struct EntryStat {
+  const char *Name;
+  std::string Base;
+  std::atomic<uint64_t> *BaseCalls = nullptr;
+};
+EntryStat *registerEntry(const char *Name);
+/// Counts the call; returns 0, or the status injected for this call (and says
+/// so on stderr).
+int enter(EntryStat &E);
+/// "<tag>: calls <entry>=<n>" for every entry called since the last report
+/// with a different total (plus the STATS_FILE), if STATS is on.
+void statsReport(bool Force = false);
+
+/// Flushes stdio and _exit(ExitCode) if any violation happened; otherwise
+/// returns.  \p Where names the point for the final line.
+void exitIfViolations(const char *Where);
+/// Installs an atexit handler and library destructor that print the final
+/// "launches=L violations=V" line and call exitIfViolations.  \p Final (may
+/// be null) runs first, e.g. the front's live-object report.
+void installExitHandlers(void (*Final)(const char *Where));
+
+/// Uniform random delay in [DelayMin, DelayMax] microseconds (thread-safe).
+void randomDelay();
+uint64_t randomBelow(uint64_t N);
+uint64_t nowNs();
+
+//===----------------------------------------------------------------------===//
+// Memory table
+//===----------------------------------------------------------------------===//
+
+/// One allocation.  Kind is the front's classification (pool, pinned, ...);
+/// the core only counts per kind.  Device allocations have a backing store:
+/// Addr is in the PROT_NONE device range and the bytes live at Backing.  Host
+/// allocations have Backing == Addr.  Addresses are never reused.
+struct Block {
+  uint64_t Id = 0;
+  int Kind = 0;
+  uintptr_t Addr = 0;
+  size_t Size = 0;
+  uint8_t *Backing = nullptr;
+  bool Device = false;
+  bool Freed = false;
+  bool Counted = true;           ///< in live/peak counts
+  uint64_t AllowedAgents = 0;    ///< front-defined bit mask
+  std::multiset<uint64_t> Pending; ///< launches/copies that read or write it
+  uint64_t LastWriteOp = 0;      ///< last queued copy writing into it
+  /// Host bytes of [P, P+N) (P must be inside this block).
+  uint8_t *bytes(uintptr_t P) const { return Backing + (P - Addr); }
+};
+using BlockP = std::shared_ptr<Block>;
+
+/// Number of kinds the table counts (front kinds are 0 .. MaxKinds-1).
+constexpr int MaxKinds = 8;
+
+/// The table.  All members take the table mutex themselves; the returned
+/// shared pointers stay valid after a free (the block is marked Freed).
+class MemTable {
+public:
+  /// Allocates Size bytes.  Device: an address from the PROT_NONE range,
+  /// backing filled with \p Poison; host: mmap'd memory, page aligned, filled
+  /// with \p Poison.  Returns nullptr when out of space.
+  BlockP allocate(int Kind, size_t Size, bool Device, uint8_t Poison = 0xCD,
+                  bool Counted = true);
+  /// Registers host memory the front did not allocate (locked ranges).
+  BlockP registerHost(int Kind, uintptr_t Addr, size_t Size);
+  /// The live block containing [P, P+N), or nullptr.
+  BlockP resolve(uintptr_t P, size_t N = 1);
+  /// The block (live or freed) that starts at P, or nullptr.
+  BlockP byStart(uintptr_t P);
+  /// Marks it freed (host memory is unmapped, backing released); counts.
+  void release(const BlockP &B);
+  /// True if P lies in the device range (live, freed or never allocated).
+  bool inDeviceRange(uintptr_t P);
+  /// Live and peak counts/bytes per kind.
+  void counts(size_t LiveN[MaxKinds], size_t LiveB[MaxKinds],
+              size_t PeakN[MaxKinds], size_t PeakB[MaxKinds]);
+  /// Every live block (snapshot).
+  std::vector<BlockP> live();
+  std::mutex &mutex() { return Mtx; }
+
+private:
+  void reserve();
+  std::mutex Mtx;
+  std::map<uintptr_t, BlockP> Live;
+  std::map<uintptr_t, BlockP> Freed; ///< by start, for stale-pointer reports
+  uint64_t NextId = 1;
+  uintptr_t DevBase = 0, DevEnd = 0, DevNext = 0;
+  size_t LiveN[MaxKinds] = {}, LiveB[MaxKinds] = {}, PeakN[MaxKinds] = {},
+         PeakB[MaxKinds] = {};
+};
+
+MemTable &mem();
+
+} // namespace standin
+
+#endif

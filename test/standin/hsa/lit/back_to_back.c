@@ -1,0 +1,38 @@
+// Back-to-back reduction launches (each needs a KLE) without any explicit
+// synchronisation between them, in two rounds over different data.
+// REQUIRES: hsa-standin
+// RUN: %clang-gfx90a %s -o %t
+// RUN: %hsa-env KLE_HSA_STANDIN_DELAY_US=0:200 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_HSA_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,ZEROCOPY %s
+// RUN: %hsa-env KLE_HSA_STANDIN_DELAY_US=0:200 LIBOMPTARGET_KLE_TRANSPORT=staged KLE_HSA_STANDIN_EXPECT=staged LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,STAGED %s
+// RUN: %hsa-env KLE_HSA_STANDIN_DELAY_US=0:200 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_HSA_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,COPY %s
+// RUN: %hsa-env KLE_HSA_STANDIN_DELAY_US=0:200 KLE_HSA_STANDIN_EXPECT=zerocopy %run %t 2>&1 | %fcheck %s
+#include <stdio.h>
+#define N 4096
+int main(void) {
+  static int a[N];
+  for (int i = 0; i < N; ++i) a[i] = i;
+  long total = 0;
+#pragma omp target data map(to : a[0:N])
+  for (int round = 0; round < 2; ++round) {
+    for (int k = 0; k < 16; ++k) {
+      long s = 0;
+#pragma omp target teams distribute parallel for reduction(+ : s)
+      for (int i = 0; i < N; ++i) s += a[i] + round;
+      total += s; // kernels compute nothing under the stand-in
+    }
+#pragma omp target update to(a[0:N])
+  }
+  printf("done total=%ld\n", total >= 0 ? 1L : 0L);
+  fflush(stdout);
+  return 0;
+}
+// CHECK-NOT: VIOLATION
+// CHECK: done
+// ZEROCOPY: omptarget KLE stats: device 0: launches copy=0 staged=0 zerocopy=32; fallbacks PoolExhausted=0 AllocationFailed=0 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs={{[1-9][0-9]*}}
+// ZEROCOPY-SAME: ; host_ns_per_launch_in_kle_path={{[1-9][0-9]*}}
+// STAGED: omptarget KLE stats: device 0: launches copy=0 staged=32 zerocopy=0; fallbacks PoolExhausted=0 AllocationFailed=0 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs={{[1-9][0-9]*}}
+// STAGED-SAME: ; host_ns_per_launch_in_kle_path={{[1-9][0-9]*}}
+// COPY: omptarget KLE stats: device 0: launches copy=32 staged=0 zerocopy=0; fallbacks PoolExhausted=0 AllocationFailed=0 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs=0 
+// COPY-SAME: ; host_ns_per_launch_in_kle_path={{[1-9][0-9]*}}
+// CHECK: kle-hsa-standin: live device=0 fine=0 kernarg=0 host-coarse=0 locked=0 signals=0 queues=0 executables=0 handlers=0 copies=0
+// CHECK: kle-hsa-standin: launches=32 violations=0

@@ -1,0 +1,59 @@
+// Every KLE contract check of the HSA stand-in can fail: each run switches on
+// one misbehaviour (KLE_HSA_STANDIN_BREAK, or a wrong EXPECT) and expects the
+// check's VIOLATION line and exit status 97 (`not`).
+// REQUIRES: hsa-standin
+// RUN: %clang-gfx90a %s -o %t
+// C, placement: a zerocopy KLE where a device KLE is expected, and the reverse.
+// RUN: not %hsa-env LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_HSA_STANDIN_EXPECT=copy %run %t 2>&1 | %fcheck --check-prefix=PLACE-DEV %s
+// PLACE-DEV: VIOLATION launch #1: C: expected a device KLE (copy) but dyn_ptr {{.*}} is fine host memory
+// RUN: not %hsa-env LIBOMPTARGET_KLE_TRANSPORT=copy KLE_HSA_STANDIN_EXPECT=zerocopy %run %t 2>&1 | %fcheck --check-prefix=PLACE-HOST %s
+// PLACE-HOST: VIOLATION launch #1: C: expected a host fine-grained KLE (zerocopy) but dyn_ptr {{.*}} is device memory
+// C, arrival: the queue ignores barrier-AND dependencies, so a dispatch starts
+// before the copy that delivers its KLE completed (long DMA delays).
+// The plugin itself may then crash on the broken ordering (it has been seen to
+// SIGSEGV after the violation was reported), so only the report is checked.
+// RUN: %hsa-env KLE_HSA_STANDIN_DELAY_US=2000:3000 KLE_HSA_STANDIN_BREAK=ignore-barriers LIBOMPTARGET_KLE_TRANSPORT=copy KLE_HSA_STANDIN_EXPECT=copy %run %t > %t.copy 2>&1 || true
+// RUN: %fcheck --check-prefix=BARRIER %s < %t.copy
+// RUN: %hsa-env KLE_HSA_STANDIN_DELAY_US=2000:3000 KLE_HSA_STANDIN_BREAK=ignore-barriers LIBOMPTARGET_KLE_TRANSPORT=staged KLE_HSA_STANDIN_EXPECT=staged %run %t > %t.staged 2>&1 || true
+// RUN: %fcheck --check-prefix=BARRIER %s < %t.staged
+// BARRIER: C: the copy (op #{{[0-9]+}}) that delivers the device KLE {{.*}} had not completed when the dispatch started
+// Check A1, a host store into the zerocopy slot after the doorbell.
+// RUN: not %hsa-env KLE_HSA_STANDIN_BREAK=scribble-kle LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_HSA_STANDIN_EXPECT=zerocopy %run %t 2>&1 | %fcheck --check-prefix=A1 %s
+// A1: A1: start: KLE bytes at {{.*}} changed: expected
+// C, counters: the device counters are not zero at kernel start.
+// RUN: not %hsa-env KLE_HSA_STANDIN_BREAK=dirty-counters LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_HSA_STANDIN_EXPECT=zerocopy %run %t 2>&1 | %fcheck --check-prefix=CNT %s
+// CNT: C: the zerocopy counters at {{.*}} are 0x1, not zero, at kernel start
+// Check A2, the staging source changes between the copy's enqueue and its DMA.
+// RUN: not %hsa-env KLE_HSA_STANDIN_BREAK=scribble-staging LIBOMPTARGET_KLE_TRANSPORT=staged KLE_HSA_STANDIN_EXPECT=staged %run %t 2>&1 | %fcheck --check-prefix=A2 %s
+// A2: VIOLATION op: A2: copy op #{{[0-9]+}}: source {{.*}} (fine-grained) changed between the enqueue and the DMA
+// K: kernarg bytes change after the doorbell.
+// RUN: not %hsa-env KLE_HSA_STANDIN_BREAK=scribble-kernarg LIBOMPTARGET_KLE_TRANSPORT=zerocopy %run %t 2>&1 | %fcheck --check-prefix=KARG %s
+// KARG: K: start: kernarg bytes at {{.*}} changed since the doorbell
+// X and K: the queue signals completion before the kernel "ran", so the plugin
+// recycles kernarg buffers and slots under a running dispatch.
+// RUN: not %hsa-env KLE_HSA_STANDIN_BREAK=early-completion LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_HSA_STANDIN_EXPECT=zerocopy %run %t 2>&1 | %fcheck --check-prefix=EARLY %s
+// EARLY: kernarg: buffer {{.*}} is shared with in-flight launch #
+// Packet sanity: a group segment larger than the GROUP pool.
+// RUN: not %hsa-env KLE_HSA_STANDIN_BREAK=bad-packet %run %t 2>&1 | %fcheck --check-prefix=PACKET %s
+// PACKET: VIOLATION launch #1: packet: group_segment_size 65537 exceeds the 65536-byte GROUP pool
+// The exit status is configurable, and an unknown BREAK item is named.
+// RUN: not %hsa-env KLE_HSA_STANDIN_BREAK=bad-packet,no-such-break KLE_HSA_STANDIN_EXIT_CODE=42 %run %t > %t.out 2>&1
+// RUN: %fcheck --check-prefix=EXIT %s < %t.out
+// EXIT: unknown KLE_HSA_STANDIN_BREAK item 'no-such-break' ignored
+// EXIT: FAILED: {{[0-9]+}} KLE contract violation(s); exiting with status 42
+#include <stdio.h>
+#define N 1024
+int main(void) {
+  static int a[N];
+  for (int i = 0; i < N; ++i) a[i] = i;
+#pragma omp target data map(to : a[0:N])
+  for (int k = 0; k < 8; ++k) {
+    long s = 0;
+#pragma omp target teams distribute parallel for reduction(+ : s)
+    for (int i = 0; i < N; ++i) s += a[i];
+#pragma omp target update to(a[0:N])
+  }
+  printf("done\n");
+  fflush(stdout);
+  return 0;
+}

@@ -1,0 +1,35 @@
+// 10,000 nowait reduction launches.  The live-allocation report at context
+// release must be empty and the peak number of live allocations must stay
+// small (bounded by the launches in flight, not by the launch count).
+// NOTE: fails against upstream LLVM 22.1.8: peak device=20007 -- the nowait
+// completion path (queryAsync) never frees AssociatedAllocations (KLE +
+// reduction buffer), only synchronize() does.
+// REQUIRES: hsa-standin
+// RUN: %clang-gfx90a %s -o %t
+// RUN: %hsa-env KLE_HSA_STANDIN_DELAY_US=0:5 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_HSA_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,ZEROCOPY %s
+// RUN: %hsa-env KLE_HSA_STANDIN_DELAY_US=0:5 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_HSA_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,COPY %s
+// RUN: %hsa-env KLE_HSA_STANDIN_DELAY_US=0:5 KLE_HSA_STANDIN_EXPECT=zerocopy %run %t 2>&1 | %fcheck %s
+#include <stdio.h>
+#define N 256
+int main(void) {
+  static long s[100];
+#pragma omp parallel num_threads(1)
+#pragma omp single
+  for (int r = 0; r < 100; ++r) {
+    for (int k = 0; k < 100; ++k) {
+#pragma omp target teams distribute parallel for reduction(+ : s[k]) map(tofrom : s[k]) nowait
+      for (int i = 0; i < N; ++i) s[k] += i;
+    }
+#pragma omp taskwait
+  }
+  printf("done\n");
+  fflush(stdout);
+  return 0;
+}
+// CHECK-NOT: VIOLATION
+// CHECK: done
+// ZEROCOPY: omptarget KLE stats: device 0: launches copy=0 staged=0 zerocopy=10000; fallbacks PoolExhausted=0 AllocationFailed=0 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs={{[1-9][0-9]*}}
+// COPY: omptarget KLE stats: device 0: launches copy=10000 staged=0 zerocopy=0; fallbacks PoolExhausted=0 AllocationFailed=0 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs=0 
+// CHECK: kle-hsa-standin: live device=0 fine=0 kernarg=0 host-coarse=0 locked=0 signals=0 queues=0 executables=0 handlers=0 copies=0 (bytes device=0 fine=0 kernarg=0) at=hsa_shut_down
+// CHECK-NEXT: kle-hsa-standin: peak device={{[0-9]?[0-9]?[0-9]}} fine={{[0-9]?[0-9]?[0-9]}} kernarg={{[0-9]?[0-9]?[0-9]}} host-coarse=0 locked=0
+// CHECK-NEXT: kle-hsa-standin: launches=10000 violations=0

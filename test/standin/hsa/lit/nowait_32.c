@@ -1,0 +1,31 @@
+// 32 nowait reduction target regions in flight, then one taskwait.
+// REQUIRES: hsa-standin
+// RUN: %clang-gfx90a %s -o %t
+// RUN: %hsa-env KLE_HSA_STANDIN_DELAY_US=50:500 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_HSA_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,ZEROCOPY %s
+// RUN: %hsa-env KLE_HSA_STANDIN_DELAY_US=50:500 LIBOMPTARGET_KLE_TRANSPORT=staged KLE_HSA_STANDIN_EXPECT=staged LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,STAGED %s
+// RUN: %hsa-env KLE_HSA_STANDIN_DELAY_US=50:500 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_HSA_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,COPY %s
+// RUN: %hsa-env KLE_HSA_STANDIN_DELAY_US=50:500 KLE_HSA_STANDIN_EXPECT=zerocopy %run %t 2>&1 | %fcheck %s
+#include <stdio.h>
+#define N 1024
+int main(void) {
+  long s[32] = {0};
+#pragma omp parallel num_threads(1)
+#pragma omp single
+  {
+    for (int k = 0; k < 32; ++k) {
+#pragma omp target teams distribute parallel for reduction(+ : s[k]) map(tofrom : s[k]) nowait
+      for (int i = 0; i < N; ++i) s[k] += i;
+    }
+#pragma omp taskwait
+  }
+  printf("done\n");
+  fflush(stdout);
+  return 0;
+}
+// CHECK-NOT: VIOLATION
+// CHECK: done
+// ZEROCOPY: omptarget KLE stats: device 0: launches copy=0 staged=0 zerocopy=32; fallbacks PoolExhausted=0 AllocationFailed=0 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs={{[1-9][0-9]*}}
+// STAGED: omptarget KLE stats: device 0: launches copy=0 staged=32 zerocopy=0; fallbacks PoolExhausted=0 AllocationFailed=0 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs={{[1-9][0-9]*}}
+// COPY: omptarget KLE stats: device 0: launches copy=32 staged=0 zerocopy=0; fallbacks PoolExhausted=0 AllocationFailed=0 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs=0 
+// CHECK: kle-hsa-standin: live device=0 fine=0 kernarg=0 host-coarse=0 locked=0 signals=0 queues=0 executables=0 handlers=0 copies=0
+// CHECK: kle-hsa-standin: launches=32 violations=0

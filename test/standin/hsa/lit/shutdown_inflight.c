@@ -1,0 +1,29 @@
+// Exit while nowait launches are still in flight (no taskwait): the runtime
+// must finish them before it frees KLE memory or releases the context.
+// Upstream LLVM 22.1.8 crashed here, with and without the stand-in: the
+// program's atexit handler (__tgt_unregister_lib) tore libomptarget down while
+// hidden helper threads still held the deferred target tasks, which then
+// called __tgt_target_kernel on a deleted PluginManager. Patch 0007 waits for
+// the calling task's children first; test/host/exit_with_nowait_inflight.c
+// checks the same on the host device.
+// REQUIRES: hsa-standin
+// RUN: %clang-gfx90a %s -o %t
+// RUN: %hsa-env KLE_HSA_STANDIN_DELAY_US=2000:5000 %run %t 2>&1 | %fcheck %s
+#include <stdio.h>
+#define N 1024
+int main(void) {
+  static long s[16];
+  // Deferred target tasks of the initial thread (hidden helper threads); no
+  // taskwait before returning from main.
+  for (int k = 0; k < 16; ++k) {
+#pragma omp target teams distribute parallel for reduction(+ : s[k]) map(tofrom : s[k]) nowait
+    for (int i = 0; i < N; ++i) s[k] += i;
+  }
+  printf("returning with launches in flight\n");
+  fflush(stdout);
+  return 0;
+}
+// CHECK-NOT: VIOLATION
+// CHECK: returning with launches in flight
+// CHECK: kle-hsa-standin: live device=0 fine=0 kernarg=0 host-coarse=0 locked=0 signals=0 queues=0 executables=0 handlers=0 copies=0
+// CHECK: kle-hsa-standin: launches=16 violations=0

@@ -1,0 +1,31 @@
+// 16 host threads, each launching reduction kernels and synchronising.
+// REQUIRES: hsa-standin
+// RUN: %clang-gfx90a %s -o %t
+// RUN: %hsa-env KLE_HSA_STANDIN_DELAY_US=0:300 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_HSA_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,ZEROCOPY %s
+// RUN: %hsa-env KLE_HSA_STANDIN_DELAY_US=0:300 LIBOMPTARGET_KLE_TRANSPORT=staged KLE_HSA_STANDIN_EXPECT=staged LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,STAGED %s
+// RUN: %hsa-env KLE_HSA_STANDIN_DELAY_US=0:300 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_HSA_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,COPY %s
+// RUN: %hsa-env KLE_HSA_STANDIN_DELAY_US=0:300 KLE_HSA_STANDIN_EXPECT=zerocopy %run %t 2>&1 | %fcheck %s
+#include <stdio.h>
+#define N 1024
+int main(void) {
+  int launched = 0;
+#pragma omp parallel num_threads(16) reduction(+ : launched)
+  {
+    for (int k = 0; k < 4; ++k) {
+      long s = 0;
+#pragma omp target teams distribute parallel for reduction(+ : s)
+      for (int i = 0; i < N; ++i) s += i;
+      ++launched;
+    }
+  }
+  printf("done launched=%d\n", launched);
+  fflush(stdout);
+  return 0;
+}
+// CHECK-NOT: VIOLATION
+// CHECK: done launched=64
+// ZEROCOPY: omptarget KLE stats: device 0: launches copy=0 staged=0 zerocopy=64; fallbacks PoolExhausted=0 AllocationFailed=0 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs={{[1-9][0-9]*}}
+// STAGED: omptarget KLE stats: device 0: launches copy=0 staged=64 zerocopy=0; fallbacks PoolExhausted=0 AllocationFailed=0 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs={{[1-9][0-9]*}}
+// COPY: omptarget KLE stats: device 0: launches copy=64 staged=0 zerocopy=0; fallbacks PoolExhausted=0 AllocationFailed=0 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs=0 
+// CHECK: kle-hsa-standin: live device=0 fine=0 kernarg=0 host-coarse=0 locked=0 signals=0 queues=0 executables=0 handlers=0 copies=0
+// CHECK: kle-hsa-standin: launches=64 violations=0
