@@ -2391,16 +2391,24 @@ EXPORT CUresult cuLaunchKernel(CUfunction H, unsigned GX, unsigned GY,
                                unsigned BZ, unsigned Smem, CUstream HS,
                                void **Params, void **Extra) {
   ENTRY("cuLaunchKernel");
-  NEED_CTX();
+  NEED_INIT();
+  // A CUfunction carries its module's context: the launch runs there, and
+  // the calling thread needs no current context. Seen on an H200 (driver
+  // 580.159.04): upstream's CUDA plugin launches from hidden-helper threads
+  // that never called cuCtxSetCurrent (test/gpu/nowait_depend_chain.c), and
+  // the driver accepted it. Only the special streams (null, legacy,
+  // per-thread) are resolved through the current context.
   Func *F = reinterpret_cast<Func *>(H);
   if (!isHandle(F, H_FUNC))
     return CUDA_ERROR_INVALID_HANDLE;
-  if (F->M->C != CurrentCtx)
+  if (!isHandle(F->M->C, H_CTX) || !F->M->C->Alive)
     return ERR_INVALID_CONTEXT;
   CUresult Err;
   Stream *S = streamArg(HS, Err);
   if (!S)
     return Err;
+  if (S->C != F->M->C)
+    return ERR_INVALID_CONTEXT; // a stream of another context
   if (!GX || !GY || !GZ || !BX || !BY || !BZ || GY > 65535 || GZ > 65535 ||
       BX > 1024 || BY > 1024 || BZ > 64)
     return CUDA_ERROR_INVALID_VALUE;
