@@ -28,6 +28,8 @@ int main(void) {
       bad += s[k] != 4096L * (k + round);
     printf("round %d wrong=%d\n", round, bad);
   }
+  // Before the KLE stats line, which libomptarget prints at exit.
+  fflush(stdout);
   return bad != 0;
 }
 // CHECK: round 0 wrong=0

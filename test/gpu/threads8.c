@@ -24,6 +24,8 @@ int main(void) {
     for (int r = 0; r < 50; ++r)
       bad += got[t][r] != 100000L * (t + r);
   printf("threads=8 launches=400 wrong=%d\n", bad);
+  // Before the KLE stats line, which libomptarget prints at exit.
+  fflush(stdout);
   return bad != 0;
 }
 // CHECK: threads=8 launches=400 wrong=0

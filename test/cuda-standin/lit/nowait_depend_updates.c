@@ -1,0 +1,45 @@
+// The pipeline shape that aborted on the stand-in with "cuLaunchKernel:
+// invalid device context" (stock 22.1.8 as the fork): per round,
+// `target update to(...) nowait depend(out:)`, a kernel with a cross-team
+// reduction `nowait depend(inout:)`, `target update from(...) nowait
+// depend(in:)`, then taskwait. The hidden-helper thread that launches never
+// made the context current; the real driver accepts that (seen on an H200,
+// test/gpu/nowait_depend_chain.c), so the stand-in does too. Exact counts
+// per construct, 4 rounds: 4 launches; device-to-host copies: 4 updates + 4
+// maps of `sum`; host-to-device copies: 4 updates + 4 maps of `sum` + 1 at
+// image load (the DeviceRTL's device environment), + 1 zeroing of the slab's
+// counter block (zerocopy, staged) + 4 KLE copies (staged, copy).
+// REQUIRES: cuda-standin
+// RUN: %clang-sm90 %s -o %t
+// RUN: %standin-env KLE_STANDIN_STATS=1 KLE_STANDIN_DELAY_US=50:300 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy %run %t 2>&1 | %fcheck --check-prefixes=CHECK,ZEROCOPY %s
+// RUN: %standin-env KLE_STANDIN_STATS=1 KLE_STANDIN_DELAY_US=50:300 LIBOMPTARGET_KLE_TRANSPORT=staged KLE_STANDIN_EXPECT=staged %run %t 2>&1 | %fcheck --check-prefixes=CHECK,STAGED %s
+// RUN: %standin-env KLE_STANDIN_STATS=1 KLE_STANDIN_DELAY_US=50:300 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_STANDIN_EXPECT=copy %run %t 2>&1 | %fcheck --check-prefixes=CHECK,COPY %s
+#include <stdio.h>
+#define N 1024
+static int a[N];
+int main(void) {
+#pragma omp target enter data map(alloc : a[0 : N])
+  for (int round = 0; round < 4; ++round) {
+    long sum = 0;
+    for (int i = 0; i < N; ++i)
+      a[i] = i + round;
+#pragma omp target update to(a[0 : N]) nowait depend(out : a)
+#pragma omp target teams distribute parallel for reduction(+ : sum)           \
+    map(tofrom : sum) nowait depend(inout : a)
+    for (int i = 0; i < N; ++i)
+      sum += a[i] += 1;
+#pragma omp target update from(a[0 : N]) nowait depend(in : a)
+#pragma omp taskwait
+  }
+#pragma omp target exit data map(delete : a[0 : N])
+  printf("done\n");
+  fflush(stdout);
+  return 0;
+}
+// CHECK-NOT: invalid device context
+// CHECK: done
+// CHECK-DAG: kle-standin: calls cuMemcpyDtoHAsync_v2=8{{$}}
+// ZEROCOPY-DAG: kle-standin: calls cuMemcpyHtoDAsync_v2=10{{$}}
+// STAGED-DAG: kle-standin: calls cuMemcpyHtoDAsync_v2=14{{$}}
+// COPY-DAG: kle-standin: calls cuMemcpyHtoDAsync_v2=13{{$}}
+// CHECK: kle-standin: launches=4 violations=0
