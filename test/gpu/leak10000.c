@@ -69,4 +69,4 @@ int main(void) {
 }
 // CHECK: device memory growth over 9000 launches: {{-?[0-9]+}} bytes (flat)
 // CHECK: total=2560000
-// ZEROCOPY: launches copy=0 staged=0 zerocopy=10000; fallbacks PoolExhausted=0 AllocationFailed=0 {{.*}}; slabs={{[12]}} peak_slots_in_use={{[0-9]+}}
+// ZEROCOPY: launches copy=0 staged=0 zerocopy=10000 resident=0; fallbacks PoolExhausted=0 AllocationFailed=0 {{.*}}; slabs={{[12]}} peak_slots_in_use={{[0-9]+}}

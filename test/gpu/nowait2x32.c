@@ -34,5 +34,5 @@ int main(void) {
 }
 // CHECK: round 0 wrong=0
 // CHECK: round 1 wrong=0
-// ZEROCOPY: launches copy=0 staged=0 zerocopy=64; fallbacks PoolExhausted=0 AllocationFailed=0 {{.*}}; slabs=1
-// STAGED: launches copy=0 staged=64 zerocopy=0; fallbacks PoolExhausted=0 AllocationFailed=0 {{.*}}; slabs=1
+// ZEROCOPY: launches copy=0 staged=0 zerocopy=64 resident=0; fallbacks PoolExhausted=0 AllocationFailed=0 {{.*}}; slabs=1
+// STAGED: launches copy=0 staged=64 zerocopy=0 resident=0; fallbacks PoolExhausted=0 AllocationFailed=0 {{.*}}; slabs=1

@@ -56,6 +56,6 @@ int main(void) {
 // CHECK: teams=64 OK
 // CHECK: teams=1024 OK
 // CHECK: teams=65535 OK
-// ZEROCOPY: omptarget KLE stats: device 0: launches copy=0 staged=0 zerocopy=5;
-// STAGED: omptarget KLE stats: device 0: launches copy=0 staged=5 zerocopy=0;
-// COPY: omptarget KLE stats: device 0: launches copy=5 staged=0 zerocopy=0;
+// ZEROCOPY: omptarget KLE stats: device 0: launches copy=0 staged=0 zerocopy=5 resident=0;
+// STAGED: omptarget KLE stats: device 0: launches copy=0 staged=5 zerocopy=0 resident=0;
+// COPY: omptarget KLE stats: device 0: launches copy=5 staged=0 zerocopy=0 resident=0;

@@ -26,10 +26,10 @@ using Reason = kle::KLEFallbackReasonTy;
 
 namespace {
 
-TEST(KLETransportPolicy, AutoPrefersZeroCopyThenStagedThenCopy) {
+TEST(KLETransportPolicy, AutoPrefersZeroCopyThenResidentThenCopy) {
   EXPECT_EQ(defaultKLETransport(Mode::Auto, true, true), Kind::ZeroCopy);
   EXPECT_EQ(defaultKLETransport(Mode::Auto, true, false), Kind::ZeroCopy);
-  EXPECT_EQ(defaultKLETransport(Mode::Auto, false, true), Kind::Staged);
+  EXPECT_EQ(defaultKLETransport(Mode::Auto, false, true), Kind::Resident);
   EXPECT_EQ(defaultKLETransport(Mode::Auto, false, false), Kind::Copy);
 }
 
@@ -39,6 +39,7 @@ TEST(KLETransportPolicy, ForcedModeIsKeptEvenIfUnsupported) {
       EXPECT_EQ(defaultKLETransport(Mode::ZeroCopy, ZC, St), Kind::ZeroCopy);
       EXPECT_EQ(defaultKLETransport(Mode::Staged, ZC, St), Kind::Staged);
       EXPECT_EQ(defaultKLETransport(Mode::Copy, ZC, St), Kind::Copy);
+      EXPECT_EQ(defaultKLETransport(Mode::Resident, ZC, St), Kind::Resident);
     }
 }
 
@@ -76,11 +77,12 @@ TEST(KLETransportPolicy, CopyIsNeverAFallback) {
 }
 
 TEST(KLETransportPolicy, RecordingFallsBackToCopyBeforeAnyOtherRule) {
-  for (Kind Want : {Kind::ZeroCopy, Kind::Staged}) {
+  for (Kind Want : {Kind::ZeroCopy, Kind::Staged, Kind::Resident}) {
     AbiProbeTy Abi;
     Abi.Speaks = false; // would be ImageABI otherwise
     KLETransportChoiceTy C =
-        chooseKLETransport(Want, RR::Recording, false, false, Abi.fn());
+        chooseKLETransport(Want, RR::Recording, true, true, Abi.fn(),
+                           Kind::Resident);
     EXPECT_EQ(C.Kind, Kind::Copy);
     ASSERT_TRUE(C.Fallback);
     EXPECT_EQ(*C.Fallback, Reason::RecordReplay);
@@ -97,11 +99,13 @@ TEST(KLETransportPolicy, UnsupportedTransportIsDisabled) {
   EXPECT_EQ(*C.Fallback, Reason::TransportDisabled);
   EXPECT_EQ(Abi.Calls, 0);
 
-  C = chooseKLETransport(Kind::Staged, RR::None, true, false, Abi.fn());
-  EXPECT_EQ(C.Kind, Kind::Copy);
-  ASSERT_TRUE(C.Fallback);
-  EXPECT_EQ(*C.Fallback, Reason::TransportDisabled);
-  EXPECT_EQ(Abi.Calls, 0);
+  for (Kind Want : {Kind::Staged, Kind::Resident}) {
+    C = chooseKLETransport(Want, RR::None, true, false, Abi.fn());
+    EXPECT_EQ(C.Kind, Kind::Copy);
+    ASSERT_TRUE(C.Fallback);
+    EXPECT_EQ(*C.Fallback, Reason::TransportDisabled);
+    EXPECT_EQ(Abi.Calls, 0);
+  }
 }
 
 TEST(KLETransportPolicy, StockDeviceRTLImageFallsBackOnlyUnderZeroCopy) {
@@ -114,11 +118,37 @@ TEST(KLETransportPolicy, StockDeviceRTLImageFallsBackOnlyUnderZeroCopy) {
   EXPECT_EQ(*C.Fallback, Reason::ImageABI);
   EXPECT_EQ(Abi.Calls, 1);
 
-  // staged copies upstream's layout: any DeviceRTL reads it.
-  C = chooseKLETransport(Kind::Staged, RR::None, true, true, Abi.fn());
-  EXPECT_EQ(C.Kind, Kind::Staged);
+  // staged and resident give upstream's layout: any DeviceRTL reads it.
+  for (Kind Want : {Kind::Staged, Kind::Resident}) {
+    C = chooseKLETransport(Want, RR::None, true, true, Abi.fn());
+    EXPECT_EQ(C.Kind, Want);
+    EXPECT_FALSE(C.Fallback);
+    EXPECT_EQ(Abi.Calls, 1);
+  }
+}
+
+TEST(KLETransportPolicy, AutoGivesAStockImageTheResidentLayout) {
+  // Under auto the caller passes Resident as the ImageABI fallback: the
+  // upstream layout in device memory, no per-launch transfer at steady state.
+  AbiProbeTy Abi;
+  Abi.Speaks = false;
+  KLETransportChoiceTy C = chooseKLETransport(Kind::ZeroCopy, RR::None, true,
+                                              true, Abi.fn(), Kind::Resident);
+  EXPECT_EQ(C.Kind, Kind::Resident);
+  ASSERT_TRUE(C.Fallback);
+  EXPECT_EQ(*C.Fallback, Reason::ImageABI);
+  // Without a pinned path there is no slab for resident: copy.
+  C = chooseKLETransport(Kind::ZeroCopy, RR::None, true, false, Abi.fn(),
+                         Kind::Resident);
+  EXPECT_EQ(C.Kind, Kind::Copy);
+  ASSERT_TRUE(C.Fallback);
+  EXPECT_EQ(*C.Fallback, Reason::ImageABI);
+  // An image that speaks the ABI keeps zerocopy whatever the fallback.
+  Abi.Speaks = true;
+  C = chooseKLETransport(Kind::ZeroCopy, RR::None, true, true, Abi.fn(),
+                         Kind::Resident);
+  EXPECT_EQ(C.Kind, Kind::ZeroCopy);
   EXPECT_FALSE(C.Fallback);
-  EXPECT_EQ(Abi.Calls, 1);
 }
 
 } // namespace

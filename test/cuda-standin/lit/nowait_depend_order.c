@@ -75,7 +75,7 @@ int main(void) {
 // CHECK: exec launch #{{[0-9]+}} '{{.*}}_stage_c_l
 // CHECK-NOT: cuLaunchKernel #
 // CHECK: done
-// ZEROCOPY: launches copy=0 staged=0 zerocopy=12;
-// STAGED: launches copy=0 staged=12 zerocopy=0;
-// COPY: launches copy=12 staged=0 zerocopy=0;
+// ZEROCOPY: launches copy=0 staged=0 zerocopy=12 resident=0;
+// STAGED: launches copy=0 staged=12 zerocopy=0 resident=0;
+// COPY: launches copy=12 staged=0 zerocopy=0 resident=0;
 // CHECK: kle-standin: launches=12 violations=0

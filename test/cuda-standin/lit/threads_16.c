@@ -24,8 +24,8 @@ int main(void) {
 }
 // CHECK-NOT: VIOLATION
 // CHECK: done launched=64
-// ZEROCOPY: omptarget KLE stats: device 0: launches copy=0 staged=0 zerocopy=64; fallbacks PoolExhausted=0 AllocationFailed=0 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs={{[1-9][0-9]*}}
-// STAGED: omptarget KLE stats: device 0: launches copy=0 staged=64 zerocopy=0; fallbacks PoolExhausted=0 AllocationFailed=0 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs={{[1-9][0-9]*}}
-// COPY: omptarget KLE stats: device 0: launches copy=64 staged=0 zerocopy=0; fallbacks PoolExhausted=0 AllocationFailed=0 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs=0 
+// ZEROCOPY: omptarget KLE stats: device 0: launches copy=0 staged=0 zerocopy=64 resident=0; fallbacks PoolExhausted=0 AllocationFailed=0 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs={{[1-9][0-9]*}}
+// STAGED: omptarget KLE stats: device 0: launches copy=0 staged=64 zerocopy=0 resident=0; fallbacks PoolExhausted=0 AllocationFailed=0 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs={{[1-9][0-9]*}}
+// COPY: omptarget KLE stats: device 0: launches copy=64 staged=0 zerocopy=0 resident=0; fallbacks PoolExhausted=0 AllocationFailed=0 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs=0 
 // CHECK: kle-standin: live device=0 pinned=0 managed=0
 // CHECK: kle-standin: launches=64 violations=0

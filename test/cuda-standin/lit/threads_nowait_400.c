@@ -28,8 +28,8 @@ int main(void) {
 }
 // CHECK-NOT: VIOLATION
 // CHECK: done
-// ZEROCOPY: launches copy=0 staged=0 zerocopy=400;
-// STAGED: launches copy=0 staged=400 zerocopy=0;
-// COPY: launches copy=400 staged=0 zerocopy=0;
+// ZEROCOPY: launches copy=0 staged=0 zerocopy=400 resident=0;
+// STAGED: launches copy=0 staged=400 zerocopy=0 resident=0;
+// COPY: launches copy=400 staged=0 zerocopy=0 resident=0;
 // CHECK: kle-standin: live device=0 pinned=0 managed=0
 // CHECK: kle-standin: launches=400 violations=0

@@ -71,7 +71,7 @@ namespace {
 // Configuration (environment)
 //===----------------------------------------------------------------------===//
 
-enum class Expect { Any, ZeroCopy, Copy, Staged };
+enum class Expect { Any, ZeroCopy, Copy, Staged, Resident };
 
 struct Config {
   int NumDevices = 1;
@@ -382,6 +382,7 @@ Config &cfg() {
       if (S == "zerocopy") C->Mode = Expect::ZeroCopy;
       else if (S == "copy") C->Mode = Expect::Copy;
       else if (S == "staged") C->Mode = Expect::Staged;
+      else if (S == "resident") C->Mode = Expect::Resident;
       else if (S == "any" || S.empty()) C->Mode = Expect::Any;
       else fprintf(stderr, "kle-standin: unknown KLE_STANDIN_EXPECT=%s, using any\n", E);
     }
@@ -1552,6 +1553,12 @@ void executeKernel(LaunchRec &LR) {
                   "kernel '%s': KLE.ReductionBuffer %#llx is not a live "
                   "device-visible allocation of >= %zu bytes",
                   F->Name.c_str(), (unsigned long long)Buf, Need);
+      if (cfg().Mode == Expect::Resident && (DeviceCounters || Word0 != 0))
+        violation(LR.Index,
+                  "kernel '%s': KLE_STANDIN_EXPECT=resident but the KLE is not "
+                  "upstream's layout with zero counters (word0 %#llx, %s)",
+                  F->Name.c_str(), (unsigned long long)Word0,
+                  DeviceCounters ? "tagged" : "untagged");
       if (DeviceCounters) {
         // The reduction's device atomics go to the counters: they must be in
         // device memory (never host memory) and zero when the kernel starts.
@@ -2503,6 +2510,25 @@ EXPORT CUresult cuLaunchKernel(CUfunction H, unsigned GX, unsigned GY,
                     "kernel '%s': KLE_STANDIN_EXPECT=zerocopy but dyn_ptr %#llx "
                     "is %s memory, not pinned host memory",
                     KN, (unsigned long long)LR->Dyn, kindName(A->K));
+        if (Mode == Expect::Resident) {
+          // The KLE lives in device memory, written by an earlier copy (on
+          // this stream, or by an earlier launch of the same slot); its
+          // upstream layout and zero counters are checked at kernel start.
+          const bool Written = std::any_of(
+              A->Writes.begin(), A->Writes.end(), [&](const WriteRec &W) {
+                return W.Lo <= LR->Dyn && W.Hi >= LR->Dyn + KleN;
+              });
+          if (A->K != Kind::Device)
+            violation(LR->Index,
+                      "kernel '%s': KLE_STANDIN_EXPECT=resident but dyn_ptr "
+                      "%#llx is %s memory, not device memory",
+                      KN, (unsigned long long)LR->Dyn, kindName(A->K));
+          else if (!Written)
+            violation(LR->Index,
+                      "kernel '%s': resident KLE %#llx was never written by a "
+                      "copy before the launch",
+                      KN, (unsigned long long)LR->Dyn);
+        }
         if ((Mode == Expect::Copy || Mode == Expect::Staged)) {
           if (A->K != Kind::Device) {
             violation(LR->Index,

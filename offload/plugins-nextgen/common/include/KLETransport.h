@@ -13,7 +13,7 @@
 // take part only through two narrow hooks on GenericDeviceTy:
 // supportsZeroCopyKLE() and hasFastPinnedTransfer().
 //
-// Transports (LIBOMPTARGET_KLE_TRANSPORT=auto|zerocopy|staged|copy):
+// Transports (LIBOMPTARGET_KLE_TRANSPORT=auto|zerocopy|staged|copy|resident):
 //   copy      upstream LLVM 22: dataAlloc a 16-byte device KLE, dataSubmit it
 //             from __tgt_async_info::KernelLaunchEnvironment (pageable).
 //   staged    as copy, but the source is a pinned pool slot, so the DMA takes
@@ -22,12 +22,20 @@
 //             device address is dyn_ptr; no per-launch device allocation or
 //             host-to-device transfer for the KLE. The reduction counters live
 //             in the slot's device counter block (Shared/KLEAbi.h).
-// auto picks zerocopy where the device supports it, else staged where the
-// plugin has a fast pinned path, else copy. Per launch, zerocopy falls back
-// to copy (counted, never an error) for: record-replay, an image whose
-// DeviceRTL does not export the fork's KLE ABI, an exhausted pool or a failed
-// pinned allocation. staged falls back the same way except for the ABI, which
-// it does not need.
+//   resident  the whole 16-byte KLE, in upstream's layout, lives in the slot's
+//             device block (its counter block); dyn_ptr is its device address.
+//             It is written (one stream-ordered host-to-device copy from the
+//             pinned slot, before the kernel) only when its bytes would change:
+//             the slot's first use, or a new reduction buffer. At steady state
+//             a launch makes no allocation and no transfer, and no team reads
+//             host memory; any DeviceRTL, stock or the fork's, reads it.
+// auto picks zerocopy where the device supports it and the image provably
+// reads the fork's layout in every unit (KLETransportPolicy.h), else resident
+// where the plugin has a pinned path, else copy. Per launch, every slot
+// transport falls back to copy (counted, never an error) for record-replay, an
+// exhausted pool or a failed pinned allocation; zerocopy also gives way for an
+// image that does not speak the fork's KLE ABI: to resident under auto, to
+// copy when zerocopy was forced.
 //
 // Slot lifetime: taken in prepare(), handed to the async info by finish()
 // only after the launch was enqueued (released at once if it was not), and
@@ -73,19 +81,23 @@ struct DeviceImageTy;
 struct AsyncInfoWrapperTy;
 
 /// Parse a LIBOMPTARGET_KLE_TRANSPORT value (case-sensitive: auto, zerocopy,
-/// staged, copy). Returns std::nullopt for anything else; an unset variable
+/// staged, copy, resident). Returns std::nullopt for anything else; an unset variable
 /// (nullptr) or an empty string is Auto.
 std::optional<KLETransportModeTy> parseKLETransportMode(const char *Value);
 
-/// Stable lower-case name ("copy", "staged", "zerocopy").
+/// Stable lower-case name ("copy", "staged", "zerocopy", "resident").
 llvm::StringRef toString(KLETransportKindTy Kind);
 
 /// What prepare() decided for one launch; passed back to finish().
 struct KLELaunchTy {
   KLETransportKindTy Kind = KLETransportKindTy::Copy;
   /// The pool slot read by this launch (zerocopy: the KLE itself; staged: the
-  /// DMA source). Invalid for copy and for kernels without a KLE.
+  /// DMA source; resident: its device block is the KLE). Invalid for copy and
+  /// for kernels without a KLE.
   kle::KLESlotTy Slot;
+  /// Resident: this launch queued a write of the slot's device KLE, so the
+  /// slot waits for the queue even if the kernel was not enqueued.
+  bool WroteKLE = false;
 };
 
 /// Per-device transport counters, for the deinit report and tests.
@@ -103,6 +115,9 @@ struct KLETransportStatsTy {
   uint64_t PathNs = 0;
   /// Peak device bytes of the reduction buffers that slots keep.
   uint64_t SlotBufferBytesPeak = 0;
+  /// Resident: writes of a slot's device KLE (first use of the slot, or a
+  /// new reduction buffer); launches minus this made no KLE transfer.
+  uint64_t ResidentWrites = 0;
 };
 
 class KLETransportTy final : public kle::KLESlabAllocatorTy {
@@ -189,6 +204,13 @@ private:
   prepareCopy(KLELaunchTy &Launch, AsyncInfoWrapperTy &AsyncInfoWrapper,
               void *ReductionBuffer, const kle::KLESlotTy *Staging);
 
+  /// Resident: dyn_ptr is the slot's device block, which holds the upstream
+  /// KLE {0, 0, ReductionBuffer}; queue its rewrite on the launch's queue
+  /// only if the slot last wrote another buffer there.
+  llvm::Expected<KernelLaunchEnvironmentTy *>
+  prepareResident(KLELaunchTy &Launch, AsyncInfoWrapperTy &AsyncInfoWrapper,
+                  void *ReductionBuffer);
+
   void count(KLETransportKindTy Kind) {
     Launches[static_cast<size_t>(Kind)].fetch_add(1, std::memory_order_relaxed);
   }
@@ -201,6 +223,7 @@ private:
   std::unique_ptr<kle::KLESlotPoolTy> Pool;
   std::array<std::atomic<uint64_t>, KLENumTransportKinds> Launches = {};
   std::atomic<bool> Deinitialized = false;
+  std::atomic<uint64_t> ResidentWrites = 0;
   /// LIBOMPTARGET_KLE_STATS=1: time the KLE path into PathNs.
   bool TimePath = false;
   std::atomic<uint64_t> PathNs = 0;

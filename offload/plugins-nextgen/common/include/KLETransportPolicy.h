@@ -17,8 +17,16 @@
 //      LIBOMPTARGET_KLE_TRANSPORT and the plugin hooks supportsZeroCopyKLE()
 //      and hasFastPinnedTransfer() (defaultKLETransport);
 //   2. per launch of a kernel with a cross-team reduction: whether that
-//      default must fall back to copy, and why (chooseKLETransport). The pool
-//      may still fall back afterwards (PoolExhausted, AllocationFailed).
+//      default must give way, to what, and why (chooseKLETransport). The
+//      pool may still fall back to copy afterwards (PoolExhausted,
+//      AllocationFailed).
+//
+// The rule for auto (docs/DESIGN.md, "Choosing a transport"): zerocopy where
+// it is safe for the kernel at hand (the device maps pinned host memory and
+// the image's DeviceRTL provably reads the fork's layout in every unit);
+// otherwise resident, which costs no per-launch transfer at steady state and
+// gives the upstream layout that every DeviceRTL reads; copy where the device
+// has no pinned path or under record-replay.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,22 +46,31 @@ namespace omp {
 namespace target {
 namespace plugin {
 
-/// How one launch's KLE reached the device.
-enum class KLETransportKindTy : uint8_t { Copy = 0, Staged, ZeroCopy };
-inline constexpr size_t KLENumTransportKinds = 3;
+/// How one launch's KLE reached the device. The values index the per-kind
+/// launch counters; Resident was added last so the older indices keep their
+/// meaning.
+enum class KLETransportKindTy : uint8_t { Copy = 0, Staged, ZeroCopy, Resident };
+inline constexpr size_t KLENumTransportKinds = 4;
 
 /// The plugin's record-replay state for a launch (RecordReplayTy is private
 /// to PluginInterface.cpp, so the caller passes it in).
 enum class KLERecordReplayTy : uint8_t { None = 0, Recording, Replaying };
 
 /// What LIBOMPTARGET_KLE_TRANSPORT asked for.
-enum class KLETransportModeTy : uint8_t { Auto = 0, ZeroCopy, Staged, Copy };
+enum class KLETransportModeTy : uint8_t {
+  Auto = 0,
+  ZeroCopy,
+  Staged,
+  Copy,
+  Resident
+};
 
 /// The transport a device uses when nothing forces a fallback. Auto is
-/// zerocopy where the plugin supports it (\p ZeroCopySupported), else staged
-/// where it has a fast pinned path (\p StagedSupported), else copy. A forced
-/// mode is returned as asked even if unsupported: chooseKLETransport() then
-/// falls back per launch with TransportDisabled, so the stats show it.
+/// zerocopy where the plugin supports it (\p ZeroCopySupported), else
+/// resident where it has a pinned path for the pool's slabs and their
+/// one-time writes (\p StagedSupported), else copy. A forced mode is
+/// returned as asked even if unsupported: chooseKLETransport() then falls
+/// back per launch with TransportDisabled, so the stats show it.
 constexpr KLETransportKindTy defaultKLETransport(KLETransportModeTy Mode,
                                                  bool ZeroCopySupported,
                                                  bool StagedSupported) {
@@ -64,39 +81,47 @@ constexpr KLETransportKindTy defaultKLETransport(KLETransportModeTy Mode,
     return KLETransportKindTy::Staged;
   case KLETransportModeTy::Copy:
     return KLETransportKindTy::Copy;
+  case KLETransportModeTy::Resident:
+    return KLETransportKindTy::Resident;
   case KLETransportModeTy::Auto:
     break;
   }
   return ZeroCopySupported ? KLETransportKindTy::ZeroCopy
-         : StagedSupported ? KLETransportKindTy::Staged
+         : StagedSupported ? KLETransportKindTy::Resident
                            : KLETransportKindTy::Copy;
 }
 
 /// One launch's transport before a pool slot is asked for.
 struct KLETransportChoiceTy {
   KLETransportKindTy Kind = KLETransportKindTy::Copy;
-  /// Set when \p Want had to fall back to copy; the caller counts it with
-  /// KLESlotPoolTy::noteFallback().
+  /// Set when \p Want had to give way (to copy, or under auto from zerocopy
+  /// to resident); the caller counts it with KLESlotPoolTy::noteFallback().
   std::optional<kle::KLEFallbackReasonTy> Fallback;
 };
 
 /// Decide one launch's transport, for a kernel that has a KLE (a cross-team
 /// reduction; replays and kernels without one never get here). In order:
 ///   - \p Want is copy: copy, no fallback;
-///   - recording (\p RecordReplay): copy, RecordReplay — a host slot address
-///     in the recorded arguments would dangle in the replay process;
-///   - \p Want is not supported by the device: copy, TransportDisabled;
-///   - zerocopy and the image's DeviceRTL does not speak the fork's KLE ABI:
-///     copy, ImageABI (staged keeps upstream's layout and needs no ABI).
+///   - recording (\p RecordReplay): copy, RecordReplay — a host slot or
+///     slab address in the recorded arguments would dangle in the replay
+///     process;
+///   - \p Want is not supported by the device: copy, TransportDisabled
+///     (staged and resident need the pinned path, \p StagedSupported);
+///   - zerocopy and the image's DeviceRTL does not provably read the fork's
+///     layout in every unit: \p ImageABIFallback (resident under auto, where
+///     supported; copy when zerocopy was forced), ImageABI. Staged and
+///     resident keep upstream's layout and need no ABI.
 /// \p ImageSpeaksForkABI is called at most once, and only for zerocopy (it
 /// may read a global from the image on its first call per image).
 inline KLETransportChoiceTy
 chooseKLETransport(KLETransportKindTy Want, KLERecordReplayTy RecordReplay,
                    bool ZeroCopySupported, bool StagedSupported,
-                   llvm::function_ref<bool()> ImageSpeaksForkABI) {
+                   llvm::function_ref<bool()> ImageSpeaksForkABI,
+                   KLETransportKindTy ImageABIFallback = KLETransportKindTy::Copy) {
   using Reason = kle::KLEFallbackReasonTy;
-  auto FallBack = [](Reason Why) {
-    return KLETransportChoiceTy{KLETransportKindTy::Copy, Why};
+  auto FallBack = [](Reason Why, KLETransportKindTy To =
+                                     KLETransportKindTy::Copy) {
+    return KLETransportChoiceTy{To, Why};
   };
   if (Want == KLETransportKindTy::Copy)
     return {};
@@ -106,7 +131,11 @@ chooseKLETransport(KLETransportKindTy Want, KLERecordReplayTy RecordReplay,
     if (!ZeroCopySupported)
       return FallBack(Reason::TransportDisabled);
     if (!ImageSpeaksForkABI())
-      return FallBack(Reason::ImageABI);
+      return FallBack(Reason::ImageABI,
+                      ImageABIFallback == KLETransportKindTy::Resident &&
+                              StagedSupported
+                          ? KLETransportKindTy::Resident
+                          : KLETransportKindTy::Copy);
   } else if (!StagedSupported) {
     return FallBack(Reason::TransportDisabled);
   }

@@ -15,6 +15,8 @@
 #include "Shared/KLEAbi.h"
 
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/BinaryFormat/ELF.h"
+#include "llvm/Object/ELFObjectFile.h"
 
 #include <chrono>
 #include <cinttypes>
@@ -39,6 +41,7 @@ llvm::omp::target::plugin::parseKLETransportMode(const char *Value) {
       .Case("zerocopy", KLETransportModeTy::ZeroCopy)
       .Case("staged", KLETransportModeTy::Staged)
       .Case("copy", KLETransportModeTy::Copy)
+      .Case("resident", KLETransportModeTy::Resident)
       .Default(std::nullopt);
 }
 
@@ -50,6 +53,8 @@ StringRef llvm::omp::target::plugin::toString(KLETransportKindTy Kind) {
     return "staged";
   case KLETransportKindTy::ZeroCopy:
     return "zerocopy";
+  case KLETransportKindTy::Resident:
+    return "resident";
   }
   return "unknown";
 }
@@ -78,7 +83,7 @@ Error KLETransportTy::init() {
   auto ModeOrNone = parseKLETransportMode(Value);
   if (!ModeOrNone)
     warnOnce(TransportWarned, "using auto", TransportEnv, Value,
-             "auto, zerocopy, staged, copy");
+             "auto, zerocopy, staged, copy, resident");
   Mode = ModeOrNone.value_or(KLETransportModeTy::Auto);
   static std::once_flag StatsWarned;
   const char *StatsVar = std::getenv(StatsEnv);
@@ -135,6 +140,7 @@ KLETransportStatsTy KLETransportTy::getStats() const {
   if (Pool)
     Stats.Pool = Pool->getStats();
   Stats.PathNs = PathNs.load(std::memory_order_relaxed);
+  Stats.ResidentWrites = ResidentWrites.load(std::memory_order_relaxed);
   std::lock_guard<std::mutex> Lock(SlotBuffersMutex);
   Stats.SlotBufferBytesPeak = SlotBufferBytesPeak;
   return Stats;
@@ -168,18 +174,20 @@ Error KLETransportTy::deinit() {
     const kle::KLESlotPoolStatsTy &P = Stats.Pool;
     fprintf(stderr,
             "omptarget KLE stats: device %d: launches copy=%" PRIu64
-            " staged=%" PRIu64 " zerocopy=%" PRIu64 "; fallbacks",
+            " staged=%" PRIu64 " zerocopy=%" PRIu64 " resident=%" PRIu64
+            "; fallbacks",
             Device.getDeviceId(), Stats.Launches[0], Stats.Launches[1],
-            Stats.Launches[2]);
+            Stats.Launches[2], Stats.Launches[3]);
     for (size_t R = 0; R < kle::KLENumFallbackReasons; ++R)
       fprintf(stderr, " %s=%" PRIu64,
               kle::toString(static_cast<kle::KLEFallbackReasonTy>(R)).data(),
               P.Fallbacks[R]);
     fprintf(stderr,
             "; slabs=%" PRIu64 " peak_slots_in_use=%" PRIu64
-            " outstanding_at_deinit=%" PRIu64 " slot_buffer_bytes_peak=%" PRIu64,
+            " outstanding_at_deinit=%" PRIu64 " slot_buffer_bytes_peak=%" PRIu64
+            " resident_writes=%" PRIu64,
             P.SlabsAllocated, P.PeakSlotsInUse, P.OutstandingAtDeinit,
-            Stats.SlotBufferBytesPeak);
+            Stats.SlotBufferBytesPeak, Stats.ResidentWrites);
     if (TimePath && Total)
       fprintf(stderr, "; host_ns_per_launch_in_kle_path=%" PRIu64,
               Stats.PathNs / Total);
@@ -220,6 +228,49 @@ Error KLETransportTy::freeDevice(void *DevPtr) {
   return Device.free(DevPtr, TARGET_ALLOC_DEVICE);
 }
 
+/// Does \p Image link the DeviceRTL into each unit (nvptx without
+/// -foffload-lto: clang links libomptarget-nvptx.bc into every translation
+/// unit) and hold kernels of more than one unit? Then the weak ABI global
+/// that nvlink merged proves only that some unit was built by the fork, not
+/// that every kernel's unit was: a unit built against a stock DeviceRTL would
+/// read the zero-copy layout as upstream's (misaligned stores through the
+/// tagged pointer). Units are told apart by the file id that clang puts in
+/// every offload kernel's name (__omp_offloading_<device>_<file>_...).
+/// AMDGPU images link the DeviceRTL once at device link, so one global
+/// covers the whole image. Not an error when the image is not ELF: false.
+static bool imageMayMixDeviceRTLs(MemoryBufferRef Buffer) {
+  auto ObjOrErr = object::ELF64LEObjectFile::create(Buffer);
+  if (!ObjOrErr) {
+    consumeError(ObjOrErr.takeError());
+    return false;
+  }
+  if (ObjOrErr->getELFFile().getHeader().e_machine != ELF::EM_CUDA)
+    return false;
+  constexpr StringRef Prefix = "__omp_offloading_";
+  std::optional<StringRef> Unit;
+  for (const object::ELFSymbolRef &Sym : ObjOrErr->symbols()) {
+    Expected<StringRef> NameOrErr = Sym.getName();
+    if (!NameOrErr) {
+      consumeError(NameOrErr.takeError());
+      continue;
+    }
+    StringRef Rest = *NameOrErr;
+    if (!Rest.consume_front(Prefix))
+      continue;
+    // <device id>_<file id>_: the unit.
+    size_t First = Rest.find('_');
+    size_t Second =
+        First == StringRef::npos ? StringRef::npos : Rest.find('_', First + 1);
+    if (Second == StringRef::npos)
+      continue;
+    StringRef ThisUnit = Rest.take_front(Second);
+    if (Unit && *Unit != ThisUnit)
+      return true;
+    Unit = ThisUnit;
+  }
+  return false;
+}
+
 bool KLETransportTy::imageSpeaksForkABI(DeviceImageTy &Image) {
   // Lock-free for the common case, every launch from the one image that last
   // answered yes (forgetImage() clears it when that image is unloaded).
@@ -235,6 +286,9 @@ bool KLETransportTy::imageSpeaksForkABI(DeviceImageTy &Image) {
   GenericGlobalHandlerTy &Handler = Device.Plugin.getGlobalHandler();
   if (!Handler.isSymbolInImage(Device, Image, KLE_ABI_VERSION_SYMBOL))
     return false;
+  if (imageMayMixDeviceRTLs(Image.getMemoryBuffer()))
+    return false; // not provable for every unit: the upstream layout
+
   uint32_t Version = 0;
   GlobalTy Global(KLE_ABI_VERSION_SYMBOL, sizeof(Version), &Version);
   if (Error Err = Handler.readGlobalFromImage(Device, Image, Global)) {
@@ -323,9 +377,14 @@ KLETransportTy::prepareImpl(const GenericKernelTy &Kernel,
   const uint64_t BufferBytes =
       uint64_t(Config.ReductionDataSize) * Config.ReductionBufferLength;
 
+  // Under auto an image that cannot take zerocopy gets resident: upstream's
+  // layout, which every DeviceRTL reads, with no per-launch transfer at
+  // steady state. A forced zerocopy falls back to copy, as it always did.
   KLETransportChoiceTy Choice = chooseKLETransport(
       DefaultKind, RecordReplay, ZeroCopySupported, StagedSupported,
-      [&] { return imageSpeaksForkABI(Kernel.getImage()); });
+      [&] { return imageSpeaksForkABI(Kernel.getImage()); },
+      Mode == KLETransportModeTy::Auto ? KLETransportKindTy::Resident
+                                       : KLETransportKindTy::Copy);
   if (Choice.Fallback)
     Pool->noteFallback(*Choice.Fallback);
   KLETransportKindTy Want = Choice.Kind;
@@ -366,6 +425,15 @@ KLETransportTy::prepareImpl(const GenericKernelTy &Kernel,
     return static_cast<KernelLaunchEnvironmentTy *>(Launch.Slot.DevicePtr);
   }
 
+  if (Want == KLETransportKindTy::Resident) {
+    auto KLEOrErr = prepareResident(Launch, AsyncInfoWrapper, ReductionBuffer);
+    // On an error the write may still have been queued: the slot then waits
+    // for the queue like a launched one.
+    if (!KLEOrErr)
+      finishImpl(Launch, AsyncInfoWrapper, /*Enqueued=*/true);
+    return KLEOrErr;
+  }
+
   auto KLEOrErr = prepareCopy(Launch, AsyncInfoWrapper, ReductionBuffer,
                               Launch.Slot.isValid() ? &Launch.Slot : nullptr);
   // On an error a staged transfer may still have been queued: the slot then
@@ -387,6 +455,15 @@ constexpr size_t SlotBufferOffset = 64;
 static_assert(SlotBufferOffset >= sizeof(KernelLaunchEnvironmentTy) &&
                   SlotBufferOffset + sizeof(SlotBufferTy) <= 128,
               "the slot's cached buffer must follow the KLE inside the slot");
+/// Resident: the ReductionBuffer that the slot's device KLE holds (nullptr:
+/// never written, or a write failed). Host-private, after SlotBufferTy.
+constexpr size_t ResidentStateOffset = SlotBufferOffset + sizeof(SlotBufferTy);
+static_assert(ResidentStateOffset + sizeof(void *) <= 128,
+              "the resident state must fit in the slot");
+void *&residentBuffer(const kle::KLESlotTy &Slot) {
+  return *reinterpret_cast<void **>(static_cast<char *>(Slot.HostPtr) +
+                                    ResidentStateOffset);
+}
 } // namespace
 
 Expected<void *>
@@ -470,17 +547,62 @@ KLETransportTy::prepareCopy(KLELaunchTy &Launch,
   return static_cast<KernelLaunchEnvironmentTy *>(*AllocOrErr);
 }
 
+Expected<KernelLaunchEnvironmentTy *>
+KLETransportTy::prepareResident(KLELaunchTy &Launch,
+                                AsyncInfoWrapperTy &AsyncInfoWrapper,
+                                void *ReductionBuffer) {
+  const kle::KLESlotTy &Slot = Launch.Slot;
+  // The device block is at least 16 bytes (CounterBlockSize) and zeroed when
+  // its slab was made; the last team of every teams reduction leaves the
+  // counters zero, so only ReductionBuffer can differ from what it holds.
+  static_assert(sizeof(KernelLaunchEnvironmentTy) == kle::KLESize,
+                "resident writes upstream's 16-byte KLE");
+  auto *DeviceKLE = static_cast<KernelLaunchEnvironmentTy *>(Slot.DeviceCounters);
+  Launch.Kind = KLETransportKindTy::Resident;
+  count(Launch.Kind);
+  void *&Written = residentBuffer(Slot);
+  if (Written == ReductionBuffer) {
+    INFO(OMP_INFOTYPE_DATA_TRANSFER, Device.getDeviceId(),
+         "KLE transport=resident KLE=" DPxMOD " ReductionBuffer=" DPxMOD
+         " (unchanged)\n",
+         DPxPTR(DeviceKLE), DPxPTR(ReductionBuffer));
+    return DeviceKLE;
+  }
+  // The slot is ours until this launch completes, and its previous reader
+  // completed before it was released: rewrite its pinned bytes as the DMA
+  // source and queue the copy ahead of the kernel on the launch's queue.
+  auto *Source = static_cast<KernelLaunchEnvironmentTy *>(Slot.HostPtr);
+  *Source = KernelLaunchEnvironmentTy();
+  Source->ReductionBuffer = ReductionBuffer;
+  Written = nullptr; // until the copy is queued
+  Launch.WroteKLE = true;
+  ResidentWrites.fetch_add(1, std::memory_order_relaxed);
+  INFO(OMP_INFOTYPE_DATA_TRANSFER, Device.getDeviceId(),
+       "KLE transport=resident KLE=" DPxMOD " ReductionBuffer=" DPxMOD
+       " (written)\n",
+       DPxPTR(DeviceKLE), DPxPTR(ReductionBuffer));
+  if (auto Err = Device.dataSubmit(DeviceKLE, Source,
+                                   sizeof(KernelLaunchEnvironmentTy),
+                                   AsyncInfoWrapper))
+    return std::move(Err);
+  Written = ReductionBuffer;
+  return DeviceKLE;
+}
+
 void KLETransportTy::finishImpl(KLELaunchTy &Launch,
                                 AsyncInfoWrapperTy &AsyncInfoWrapper,
                                 bool Enqueued) {
   if (!Launch.Slot.isValid())
     return;
-  if (!Enqueued && Launch.Kind == KLETransportKindTy::ZeroCopy) {
+  if (!Enqueued && (Launch.Kind == KLETransportKindTy::ZeroCopy ||
+                    (Launch.Kind == KLETransportKindTy::Resident &&
+                     !Launch.WroteKLE))) {
     // Nothing that reads the slot was enqueued.
     consumeError(Pool->release(Launch.Slot));
   } else {
-    // The launch (zerocopy) or the transfer out of the slot (staged) is in
-    // the queue: the slot waits for the queue to complete.
+    // The launch (zerocopy, resident) or the transfer out of the slot
+    // (staged, a resident write) is in the queue: the slot waits for the
+    // queue to complete.
     __tgt_async_info &AsyncInfo = *AsyncInfoWrapper;
     std::lock_guard<std::mutex> Lock(AsyncInfo.Mutex);
     AsyncInfo.KLESlotIds.push_back(Launch.Slot.Id);

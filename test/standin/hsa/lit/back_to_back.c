@@ -28,11 +28,11 @@ int main(void) {
 }
 // CHECK-NOT: VIOLATION
 // CHECK: done
-// ZEROCOPY: omptarget KLE stats: device 0: launches copy=0 staged=0 zerocopy=32; fallbacks PoolExhausted=0 AllocationFailed=0 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs={{[1-9][0-9]*}}
+// ZEROCOPY: omptarget KLE stats: device 0: launches copy=0 staged=0 zerocopy=32 resident=0; fallbacks PoolExhausted=0 AllocationFailed=0 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs={{[1-9][0-9]*}}
 // ZEROCOPY-SAME: ; host_ns_per_launch_in_kle_path={{[1-9][0-9]*}}
-// STAGED: omptarget KLE stats: device 0: launches copy=0 staged=32 zerocopy=0; fallbacks PoolExhausted=0 AllocationFailed=0 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs={{[1-9][0-9]*}}
+// STAGED: omptarget KLE stats: device 0: launches copy=0 staged=32 zerocopy=0 resident=0; fallbacks PoolExhausted=0 AllocationFailed=0 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs={{[1-9][0-9]*}}
 // STAGED-SAME: ; host_ns_per_launch_in_kle_path={{[1-9][0-9]*}}
-// COPY: omptarget KLE stats: device 0: launches copy=32 staged=0 zerocopy=0; fallbacks PoolExhausted=0 AllocationFailed=0 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs=0 
+// COPY: omptarget KLE stats: device 0: launches copy=32 staged=0 zerocopy=0 resident=0; fallbacks PoolExhausted=0 AllocationFailed=0 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs=0 
 // COPY-SAME: ; host_ns_per_launch_in_kle_path={{[1-9][0-9]*}}
 // CHECK: kle-hsa-standin: live device=0 fine=0 kernarg=0 host-coarse=0 locked=0 signals=0 queues=0 executables=0 handlers=0 copies=0
 // CHECK: kle-hsa-standin: launches=32 violations=0

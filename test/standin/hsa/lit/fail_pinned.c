@@ -25,6 +25,6 @@ int main(void) {
 // CHECK: kle-hsa-standin: injected failure: hsa_amd_memory_pool_allocate@fine call #4 -> 4105
 // CHECK-NOT: VIOLATION
 // CHECK: done
-// CHECK: omptarget KLE stats: device 0: launches copy=8 staged=0 zerocopy=0; fallbacks PoolExhausted=0 AllocationFailed=8 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs=0
+// CHECK: omptarget KLE stats: device 0: launches copy=8 staged=0 zerocopy=0 resident=0; fallbacks PoolExhausted=0 AllocationFailed=8 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs=0
 // CHECK: kle-hsa-standin: live device=0 fine=0 kernarg=0 host-coarse=0 locked=0 signals=0 queues=0 executables=0 handlers=0 copies=0
 // CHECK: kle-hsa-standin: launches=8 violations=0

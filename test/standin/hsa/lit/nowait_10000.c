@@ -28,8 +28,8 @@ int main(void) {
 }
 // CHECK-NOT: VIOLATION
 // CHECK: done
-// ZEROCOPY: omptarget KLE stats: device 0: launches copy=0 staged=0 zerocopy=10000; fallbacks PoolExhausted=0 AllocationFailed=0 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs={{[1-9][0-9]*}}
-// COPY: omptarget KLE stats: device 0: launches copy=10000 staged=0 zerocopy=0; fallbacks PoolExhausted=0 AllocationFailed=0 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs=0 
+// ZEROCOPY: omptarget KLE stats: device 0: launches copy=0 staged=0 zerocopy=10000 resident=0; fallbacks PoolExhausted=0 AllocationFailed=0 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs={{[1-9][0-9]*}}
+// COPY: omptarget KLE stats: device 0: launches copy=10000 staged=0 zerocopy=0 resident=0; fallbacks PoolExhausted=0 AllocationFailed=0 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs=0 
 // CHECK: kle-hsa-standin: live device=0 fine=0 kernarg=0 host-coarse=0 locked=0 signals=0 queues=0 executables=0 handlers=0 copies=0 (bytes device=0 fine=0 kernarg=0) at=hsa_shut_down
 // CHECK-NEXT: kle-hsa-standin: peak device={{[0-9]?[0-9]?[0-9]}} fine={{[0-9]?[0-9]?[0-9]}} kernarg={{[0-9]?[0-9]?[0-9]}} host-coarse=0 locked=0
 // CHECK-NEXT: kle-hsa-standin: launches=10000 violations=0
