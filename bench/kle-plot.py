@@ -111,7 +111,7 @@ def load(path):
         die("%s is not a kle-compare.json (no top-level object)" % path)
     rows = data.get("results")
     if not isinstance(rows, list) or not rows:
-        die("%s has no results (run scripts/kle-compare.py first)" % path)
+        die("%s has no results (run bench/kle-compare.py first)" % path)
     good = [r for r in rows if isinstance(r, dict) and isinstance(r.get("benchmark"), str)
             and isinstance(r.get("transport"), str)
             and isinstance(r.get("median_s"), (int, float))]
@@ -362,7 +362,7 @@ def draw_panel(ax, name, group, mpl):
 
 def main():
     ap = Parser(prog=PROG, description=__doc__.splitlines()[0])
-    ap.add_argument("json", help="kle-compare.json written by scripts/kle-compare.py")
+    ap.add_argument("json", help="kle-compare.json written by bench/kle-compare.py")
     ap.add_argument("-o", "--output",
                     help="file to write, in the format of its extension (png, svg, pdf, ...; "
                          "none: PNG; default: kle-compare.png next to the JSON)")

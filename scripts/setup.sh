@@ -16,10 +16,10 @@ KLE_PACKAGES=(clang-22 lld-22 llvm-22-dev llvm-22-tools libomp-22-dev
   libffi-dev libelf-dev libzstd-dev zlib1g-dev ninja-build cmake curl xz-utils
   patch git python3 rocm-device-libs libgtest-dev libbenchmark-dev
   valgrind python3-matplotlib libpolly-22-dev)
-# valgrind: instructions per launch (scripts/kle-instructions.py);
-# python3-matplotlib: the latency plot (scripts/kle-plot.py); libpolly-22-dev:
+# valgrind: instructions per launch (bench/kle-instructions.py);
+# python3-matplotlib: the latency plot (bench/kle-plot.py); libpolly-22-dev:
 # LLVM's static export set names libPolly.a, which the relocatable GPU bundle's
-# static link (scripts/gpu-bundle.sh) needs present, though nothing uses it.
+# static link (bench/gpu-bundle.sh) needs present, though nothing uses it.
 
 missing=()
 for p in "${KLE_PACKAGES[@]}"; do
