@@ -7,7 +7,7 @@
 //
 // Launch-latency benchmarks for the KLE transports (Google Benchmark). The
 // transport is chosen per process with LIBOMPTARGET_KLE_TRANSPORT, so
-// scripts/kle-compare.py runs this binary once per transport, interleaved.
+// bench/kle-compare.py runs this binary once per transport, interleaved.
 //
 //   SyncReduction/teams:N   one target region with a cross-team reduction
 //                           (the launches that carry a KLE), launched and

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # kle-offload one-shot GPU run (issue 5): from a bundle that
-# scripts/gpu-bundle.sh built, on a machine that has an NVIDIA driver and
+# bench/gpu-bundle.sh built, on a machine that has an NVIDIA driver and
 # python3 and nothing else (no clang, no LLVM, no Debian libraries):
 #   1. records the machine (nvidia-smi, driver, bundle manifest);
 #   2. runs test/gpu's programs under each transport (outputs checked later,
-#      on the build machine, with `scripts/gpu-bundle.sh verify`);
-#   3. runs scripts/kle-compare.py (zerocopy, staged, copy, no-KLE baseline;
+#      on the build machine, with `bench/gpu-bundle.sh verify`);
+#   3. runs bench/kle-compare.py (zerocopy, staged, copy, no-KLE baseline;
 #      interleaved rounds; per-launch latencies; kernel-only times through
-#      the bundle's kernel timer) and scripts/kle-plot.py;
+#      the bundle's kernel timer) and bench/kle-plot.py;
 #   4. prints the KLE stats line of each transport for 1000 launches.
 # Usage: run-gpu.sh [RESULTS_DIR]   (default: $OUT if set, else ./kle-results)
 # Tunables: KLE_ROUNDS (4), KLE_MIN_TIME (0.1 s), KLE_LATENCY_SAMPLES (2000),
@@ -34,7 +34,7 @@ t0=$(date +%s)
 step() { echo; echo "== [$(( $(date +%s) - t0 )) s] $*"; }
 
 [ -x "$B/bin/kle-bench" ] && [ -f "$B/MANIFEST" ] \
-  || die "$B is not a kle-offload GPU bundle (no bin/kle-bench or MANIFEST); build it with scripts/gpu-bundle.sh"
+  || die "$B is not a kle-offload GPU bundle (no bin/kle-bench or MANIFEST); build it with bench/gpu-bundle.sh"
 command -v python3 >/dev/null || die "python3 is needed for the comparison"
 
 # The tunables, checked before anything runs: a bad value must not cost the
@@ -166,7 +166,7 @@ if ! grep -q ' CUDA-' "$drvdir/devs"; then
   die "the CUDA plugin found no GPU with driver $drv$drv_from: kle-bench --list-devices listed ${listed:-no device}; the driver itself says: $(driver_says). Check nvidia-smi, that the driver library matches the kernel module, and CUDA_VISIBLE_DEVICES${CUDA_VISIBLE_DEVICES+ (set to '$CUDA_VISIBLE_DEVICES')}"
 fi
 
-step "GPU tests (checked on the build machine: scripts/gpu-bundle.sh verify)"
+step "GPU tests (checked on the build machine: bench/gpu-bundle.sh verify)"
 n=0
 : > "$R/gpu-tests.txt"
 while IFS=$'\t' read -r test envs prefixes; do
@@ -181,7 +181,7 @@ while IFS=$'\t' read -r test envs prefixes; do
 done < "$B/gpu-tests.plan"
 
 step "transport comparison"
-python3 "$B/scripts/kle-compare.py" --bench "$B/bin/kle-bench" \
+python3 "$B/bench/kle-compare.py" --bench "$B/bin/kle-bench" \
   --rounds "$rounds" --min-time "$min_time" \
   --latency-samples "$samples" \
   --kernel-times "$B/lib/kernel-timer" --timeout "$run_timeout" \
@@ -189,11 +189,14 @@ python3 "$B/scripts/kle-compare.py" --bench "$B/bin/kle-bench" \
 [ "${PIPESTATUS[0]}" = 0 ] || die "kle-compare.py failed"
 
 step "plot"
-python3 "$B/scripts/kle-plot.py" "$R/kle-compare.json" -o "$R/kle-compare.png" \
+python3 "$B/bench/kle-plot.py" "$R/kle-compare.json" -o "$R/kle-compare.png" \
   || echo "kle-offload: warning: no plot (see above)"
 
 step "KLE stats, 1000 synchronous launches per transport"
-for t in zerocopy staged copy; do
+# The transports: bench/klebench.py's list, the only one.
+transports=$(cd "$B/bench" && python3 -c 'from klebench import TRANSPORTS; print(" ".join(TRANSPORTS))')
+[ -n "$transports" ] || echo "kle-offload: warning: no transport list from $B/bench/klebench.py: no KLE stats" | tee -a "$R/compare.txt"
+for t in $transports; do
   LIBOMPTARGET_KLE_TRANSPORT=$t LIBOMPTARGET_KLE_STATS=1 timeout "$run_timeout" "$B/bin/kle-bench" \
     --launches 1000 > "$drvdir/out" 2>&1
   rc=$?

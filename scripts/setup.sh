@@ -6,7 +6,11 @@
 #      DeviceRTL (amdgcn, nvptx), and install them into $KLE_PREFIX,
 #   3. build the examples as fat binaries (host, gfx90a, sm_90) with the
 #      installed CMake package, run each on every available device and print
-#      a table of results.
+#      a table of results,
+#   4. print the transport table (bench/transport-table.py): the examples
+#      under each KLE transport on the GPU, with a quick 1-team latency
+#      comparison, or without a GPU on the CUDA driver stand-in (violations,
+#      the KLE's copies and allocations per launch, host ns in the KLE path).
 # Environment: KLE_PREFIX (default <repo>/install), KLE_BUILD_DIR (<repo>/build),
 # KLE_CACHE_DIR (~/.cache/kle-offload), KLE_JOBS (ninja -j).
 set -euo pipefail
@@ -15,11 +19,12 @@ source "$(dirname "$0")/common.sh"
 KLE_PACKAGES=(clang-22 lld-22 llvm-22-dev llvm-22-tools libomp-22-dev
   libffi-dev libelf-dev libzstd-dev zlib1g-dev ninja-build cmake curl xz-utils
   patch git python3 rocm-device-libs libgtest-dev libbenchmark-dev
-  valgrind python3-matplotlib libpolly-22-dev)
-# valgrind: instructions per launch (scripts/kle-instructions.py);
-# python3-matplotlib: the latency plot (scripts/kle-plot.py); libpolly-22-dev:
+  valgrind python3-matplotlib python3-tqdm libpolly-22-dev)
+# valgrind: instructions per launch (bench/kle-instructions.py);
+# python3-matplotlib: the latency plot (bench/kle-plot.py); python3-tqdm:
+# kle-compare.py's progress bar; libpolly-22-dev:
 # LLVM's static export set names libPolly.a, which the relocatable GPU bundle's
-# static link (scripts/gpu-bundle.sh) needs present, though nothing uses it.
+# static link (bench/gpu-bundle.sh) needs present, though nothing uses it.
 
 missing=()
 for p in "${KLE_PACKAGES[@]}"; do
@@ -49,4 +54,10 @@ cmake -G Ninja -S "$KLE_ROOT/bench" -B "$KLE_BUILD_DIR/bench" -DCMAKE_CXX_COMPIL
   -DCMAKE_PREFIX_PATH="$KLE_PREFIX" >/dev/null && ninja -C "$KLE_BUILD_DIR/bench" >/dev/null \
   || kle_die "building bench/kle-bench failed (see the output above)."
 
-exec "$KLE_ROOT/scripts/run-examples.sh"
+rc=0
+"$KLE_ROOT/scripts/run-examples.sh" || rc=$?
+echo
+python3 "$KLE_ROOT/bench/transport-table.py" --examples "$KLE_BUILD_DIR/examples" \
+  --standin "$KLE_BUILD_DIR/test/cuda-standin/lib" --bench "$KLE_BUILD_DIR/bench/kle-bench" \
+  --out "$KLE_BUILD_DIR/bench-results/setup" || rc=$((rc ? rc : 1))
+exit $rc

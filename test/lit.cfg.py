@@ -16,7 +16,7 @@
 #                    images run through the real AMDGPU plugin on the CPU)
 #   matplotlib       python3 or /usr/bin/python3 can import matplotlib
 #   valgrind         /usr/bin/valgrind is installed (instructions per launch)
-#   gpu-bundle       build/gpu-bundle exists (scripts/gpu-bundle.sh)
+#   gpu-bundle       build/gpu-bundle exists (bench/gpu-bundle.sh)
 import os
 import shutil
 import subprocess
@@ -74,6 +74,7 @@ subs = [
     ("%kle-build", build),
     ("%repo", repo),
     ("%scripts", os.path.join(repo, "scripts")),
+    ("%bench", os.path.join(repo, "bench")),
     ("%examples", os.path.join(repo, "examples")),
     ("%run", "timeout 120"),
     ("%fcheck", os.path.join(llvm_bin, "FileCheck")),
@@ -202,10 +203,10 @@ if os.path.exists(tarball):
 if os.access(os.path.join(build, "bench", "kle-bench"), os.X_OK):
     config.available_features.add("kle-bench")
 if os.path.exists(os.path.join(build, "gpu-bundle", "MANIFEST")):
-    config.available_features.add("gpu-bundle")  # scripts/gpu-bundle.sh ran
+    config.available_features.add("gpu-bundle")  # bench/gpu-bundle.sh ran
 
 if any(shutil.which(py) and subprocess.run([py, "-c", "import matplotlib"],
        capture_output=True).returncode == 0 for py in ("python3", "/usr/bin/python3")):
-    config.available_features.add("matplotlib")  # scripts/kle-plot.py can draw
+    config.available_features.add("matplotlib")  # bench/kle-plot.py can draw
 if os.access("/usr/bin/valgrind", os.X_OK):
-    config.available_features.add("valgrind")  # scripts/kle-instructions.py
+    config.available_features.add("valgrind")  # bench/kle-instructions.py

@@ -85,11 +85,10 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from klebench import (list_devices, complaint, check_out_file,  # noqa: E402
-                      save_or_die)
+                      save_or_die, TRANSPORTS)
 import tempfile
 import time
 
-TRANSPORTS = ["zerocopy", "staged", "copy"]
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # KLE code: the transport class and the slot pool (namespace kle).

@@ -2,7 +2,7 @@
 """Run test/gpu's lit tests where lit and FileCheck are not installed.
 
 The one-shot GPU machine has a CUDA driver but no LLVM tools, so the GPU
-bundle (scripts/gpu-bundle.sh) carries the test programs prebuilt, and this
+bundle (bench/gpu-bundle.sh) carries the test programs prebuilt, and this
 script splits a lit test into what runs there and what is checked here:
 
   plan DIR TEST.c...   write DIR/gpu-tests.plan: one line per `%run` RUN

@@ -2,9 +2,9 @@
 # Build, check and verify the relocatable GPU bundle: what a one-shot run on a
 # machine with only an NVIDIA driver needs (issue 5; docs/GPU-RUN.md).
 #
-#   scripts/gpu-bundle.sh [build]       build $KLE_BUILD_DIR/gpu-bundle and check it
-#   scripts/gpu-bundle.sh check [DIR]   check an existing bundle only
-#   scripts/gpu-bundle.sh verify RESULTS_DIR
+#   bench/gpu-bundle.sh [build]       build $KLE_BUILD_DIR/gpu-bundle and check it
+#   bench/gpu-bundle.sh check [DIR]   check an existing bundle only
+#   bench/gpu-bundle.sh verify RESULTS_DIR
 #                                       FileCheck the GPU tests' outputs that
 #                                       bench/run-gpu.sh wrote (needs this
 #                                       machine's LLVM tools)
@@ -13,13 +13,13 @@
 #   run-gpu.sh            bench/run-gpu.sh, the one-shot script
 #   bin/kle-bench         the benchmark (sm_90 image), built as setup.sh does
 #   bin/gpu-tests/<t>     test/gpu's programs, compiled for sm_90
-#   gpu-tests.plan        what run-gpu.sh runs for each (scripts/gpu-tests.py)
+#   gpu-tests.plan        what run-gpu.sh runs for each (bench/gpu-tests.py)
 #   lib/                  libomp.so, libomptarget.so.22.1 (CUDA plugin, LLVM
 #                         linked statically: target offload-bundle, patch
 #                         0008) and every other library the binaries need
 #                         beyond the C/C++ runtime and the driver
 #   lib/kernel-timer/     bench/kernel-timer's libcuda.so (kernel-only times)
-#   scripts/              kle-compare.py, kle-plot.py, klebench.py
+#   bench/                kle-compare.py, kle-plot.py, klebench.py
 #   MANIFEST              git revision, build date, the GLIBC/GLIBCXX/CXXABI
 #                         versions the target must provide, SHA-256 of every file
 #
@@ -34,7 +34,7 @@
 # CUDA driver stand-in (test/cuda-standin) in the driver's place: no clang,
 # no Debian libraries.
 set -euo pipefail
-source "$(dirname "$0")/common.sh"
+source "$(dirname "$0")/../scripts/common.sh"
 
 bundle="$KLE_BUILD_DIR/gpu-bundle"
 limit=$((64 * 1024 * 1024))
@@ -74,7 +74,7 @@ needs() {
 
 check() {
   local b=$1 bad=0 f name path size glibc
-  [ -f "$b/MANIFEST" ] || kle_die "$b is not a bundle (no MANIFEST); run: scripts/gpu-bundle.sh build"
+  [ -f "$b/MANIFEST" ] || kle_die "$b is not a bundle (no MANIFEST); run: bench/gpu-bundle.sh build"
   size=$(du -sb "$b" | cut -f1)
   echo "bundle: $b, $((size / 1024 / 1024)) MiB ($size bytes), limit 64 MiB"
   [ "$size" -le "$limit" ] || { echo "CHECK FAILED: larger than 64 MiB"; bad=1; }
@@ -191,20 +191,20 @@ build() {
   [ -f "$omptarget" ] || kle_die "offload-bundle built no $omptarget"
 
   rm -rf "$bundle.tmp"
-  mkdir -p "$bundle.tmp"/{bin/gpu-tests,lib/kernel-timer,scripts}
+  mkdir -p "$bundle.tmp"/{bin/gpu-tests,lib/kernel-timer,bench}
   cp "$KLE_BUILD_DIR/bench/kle-bench" "$bundle.tmp/bin/"
   cp "$KLE_BUILD_DIR/bench/kernel-timer/libcuda.so" "$bundle.tmp/lib/kernel-timer/"
   cp -L "$KLE_PREFIX/lib/libomp.so" "$bundle.tmp/lib/"
   cp "$omptarget" "$bundle.tmp/lib/"
   cp "$KLE_ROOT/bench/run-gpu.sh" "$bundle.tmp/run-gpu.sh"
-  cp "$KLE_ROOT/scripts/kle-compare.py" "$KLE_ROOT/scripts/kle-plot.py" \
-    "$KLE_ROOT/scripts/klebench.py" "$bundle.tmp/scripts/"
+  cp "$KLE_ROOT/bench/kle-compare.py" "$KLE_ROOT/bench/kle-plot.py" \
+    "$KLE_ROOT/bench/klebench.py" "$bundle.tmp/bench/"
   for t in "$KLE_ROOT"/test/gpu/*.c; do
     clang-22 --config="$KLE_PREFIX/share/kle-offload/kle-offload.cfg" -fopenmp \
       --offload-arch="$arch" -O2 "$t" -o "$bundle.tmp/bin/gpu-tests/$(basename "$t" .c)" -ldl \
       || kle_die "compiling $t for $arch failed"
   done
-  python3 "$KLE_ROOT/scripts/gpu-tests.py" plan "$bundle.tmp" "$KLE_ROOT"/test/gpu/*.c >/dev/null
+  python3 "$KLE_ROOT/bench/gpu-tests.py" plan "$bundle.tmp" "$KLE_ROOT"/test/gpu/*.c >/dev/null
   strip --strip-unneeded "$bundle.tmp/bin/kle-bench" "$bundle.tmp"/bin/gpu-tests/* 2>/dev/null || true
 
   # Copy in whatever else the binaries need from this machine (for example
@@ -234,9 +234,9 @@ build() {
 
 verify() {
   local r=${1:-}
-  [ -n "$r" ] && [ -f "$r/gpu-tests.txt" ] || kle_die "usage: scripts/gpu-bundle.sh verify RESULTS_DIR (with the gpu-tests.txt run-gpu.sh wrote)"
+  [ -n "$r" ] && [ -f "$r/gpu-tests.txt" ] || kle_die "usage: bench/gpu-bundle.sh verify RESULTS_DIR (with the gpu-tests.txt run-gpu.sh wrote)"
   [ -f "$bundle/gpu-tests.plan" ] || kle_die "no $bundle/gpu-tests.plan: verify with the bundle that produced the results"
-  python3 "$KLE_ROOT/scripts/gpu-tests.py" verify "$bundle/gpu-tests.plan" "$r/gpu-tests.txt" "$KLE_ROOT/test/gpu"
+  python3 "$KLE_ROOT/bench/gpu-tests.py" verify "$bundle/gpu-tests.plan" "$r/gpu-tests.txt" "$KLE_ROOT/test/gpu"
 }
 
 case ${1:-build} in

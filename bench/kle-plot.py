@@ -48,10 +48,20 @@ PROG = "kle-plot"
 REEXEC_GUARD = "KLE_PLOT_REEXECED"
 SYSTEM_PYTHON = "/usr/bin/python3"
 
-# Top to bottom; colours are the Okabe-Ito colour-blind-safe palette.
-ROWS = ["baseline", "zerocopy", "staged", "copy"]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from klebench import TRANSPORTS  # noqa: E402
+
+# Top to bottom: the baseline, then klebench.TRANSPORTS in their order;
+# colours are the Okabe-Ito colour-blind-safe palette (a transport without
+# its own colour takes the next unused one).
+ROWS = ["baseline"] + list(TRANSPORTS)
+_OKABE_ITO = ["#0072B2", "#009E73", "#D55E00", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442"]
 COLOURS = {"baseline": "#7f7f7f", "zerocopy": "#0072B2", "staged": "#009E73",
            "copy": "#D55E00"}
+for _t in TRANSPORTS:
+    if _t not in COLOURS:
+        COLOURS[_t] = next(c for c in _OKABE_ITO + ["#000000"]
+                           if c not in COLOURS.values() or c == "#000000")
 VIOLIN_MIN_SAMPLES = 100  # from this many samples on, a violin instead of points
 MAX_POINTS = 400
 LOG_SPREAD = 10.0
@@ -111,7 +121,7 @@ def load(path):
         die("%s is not a kle-compare.json (no top-level object)" % path)
     rows = data.get("results")
     if not isinstance(rows, list) or not rows:
-        die("%s has no results (run scripts/kle-compare.py first)" % path)
+        die("%s has no results (run bench/kle-compare.py first)" % path)
     good = [r for r in rows if isinstance(r, dict) and isinstance(r.get("benchmark"), str)
             and isinstance(r.get("transport"), str)
             and isinstance(r.get("median_s"), (int, float))]
@@ -362,7 +372,7 @@ def draw_panel(ax, name, group, mpl):
 
 def main():
     ap = Parser(prog=PROG, description=__doc__.splitlines()[0])
-    ap.add_argument("json", help="kle-compare.json written by scripts/kle-compare.py")
+    ap.add_argument("json", help="kle-compare.json written by bench/kle-compare.py")
     ap.add_argument("-o", "--output",
                     help="file to write, in the format of its extension (png, svg, pdf, ...; "
                          "none: PNG; default: kle-compare.png next to the JSON)")

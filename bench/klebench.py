@@ -9,6 +9,12 @@ import subprocess
 import sys
 import tempfile
 
+# The KLE transports, in the order every tool runs and shows them: the one
+# place the Python tooling lists them (kle-compare.py, kle-plot.py,
+# kle-instructions.py, transport-table.py, and run-gpu.sh's KLE stats loop,
+# read them from here). A new transport is one more name here.
+TRANSPORTS = ("zerocopy", "staged", "copy")
+
 # kle-bench's own limit for --latency-samples (bench/kle-bench.cpp).
 MAX_LATENCY_SAMPLES = 10000000
 # The report the CUDA driver stand-in adds to every run's stderr at context

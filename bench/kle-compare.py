@@ -29,6 +29,19 @@ With --standin the device must be one of the stand-in's CUDA devices (never
 a host device labelled the stand-in). A failed kle-bench run is reported with
 its exit status and its own error lines, not the stand-in's report lines.
 
+--quick: fewer rounds, two team counts and a shorter --min-time (see
+PROFILES), about 15 s on the stand-in on two cores, still every
+transport's median with its CI; any option given explicitly overrides it.
+Before the first run it prints how many kle-bench runs it will make and how
+long that should take (a model of Google Benchmark's run time), and refuses
+a plan estimated at over an hour unless --force is given. During the runs it
+prints one progress line per kle-bench run on stderr (run k of n, round,
+transport, what runs, elapsed, estimated remaining), with a tqdm bar below
+them when stderr is a terminal (Debian's python3-tqdm; plain lines without
+it). Kernel-only times on the CUDA driver stand-in need KLE_STANDIN_KERNEL_US
+(its kernels otherwise take no time, and Google Benchmark's manual timing
+would run millions of iterations): --kernel-times auto skips them there.
+
 Outputs: a table on stdout (column n: the samples of a row, one per run and
 round for Google Benchmark rows, one per launch for LaunchLatency rows; the
 JSON and CSV field is "runs"), and <out>/kle-compare.json and .csv with the
@@ -48,16 +61,92 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from klebench import (run, list_devices, complaint, status, check_out_dir,  # noqa: E402
-                      save_or_die, MAX_LATENCY_SAMPLES)
+                      save_or_die, MAX_LATENCY_SAMPLES, TRANSPORTS)
 import tempfile
+import time
 
-TRANSPORTS = ["zerocopy", "staged", "copy"]
+try:
+    from tqdm import tqdm
+except ImportError:
+    # Debian's python3-tqdm is on /usr/bin/python3's path, not on a pyenv or
+    # venv python's: look there too (pure Python, nothing else is loaded).
+    sys.path.append("/usr/lib/python3/dist-packages")
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        tqdm = None
+    finally:
+        sys.path.remove("/usr/lib/python3/dist-packages")
+
+# Defaults per mode; an option given on the command line wins.
+PROFILES = {
+    "full": {"rounds": 5, "min_time": "0.2", "filter": ".", "latency_samples": 2000,
+             "kernel_filter": "^Kernel"},
+    "quick": {"rounds": 5, "min_time": "0.05",
+              "filter": "^(Sync(Reduction|Baseline)/teams:(1|1024)/|Pipelined)",
+              "latency_samples": 1000, "kernel_filter": "^Kernel.*/teams:(1|1024)/"},
+}
+LONG_S = 3600  # plans estimated above this are refused without --force
 TIMEOUT = [1800]  # seconds per kle-bench run (--timeout)
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def die(msg):
     sys.exit("kle-compare: error: " + msg)
+
+
+def hms(s):
+    """Seconds as "1 h 02 min", "3 min 05 s" or "42 s"."""
+    s = int(round(s))
+    if s >= 3600:
+        return "%d h %02d min" % (s // 3600, s % 3600 // 60)
+    if s >= 60:
+        return "%d min %02d s" % (s // 60, s % 60)
+    return "%d s" % s
+
+
+class Progress:
+    """One stderr line per kle-bench run, before it starts: run k of n, round,
+    transport, what runs, elapsed and estimated remaining time (the plan's
+    model, scaled by how fast the runs so far went against it). With tqdm and
+    a terminal, a bar stays below the lines."""
+
+    def __init__(self, plan):
+        self.plan = plan  # [(round or None, transport, what, estimated s)]
+        self.total_est = sum(p[3] for p in plan)
+        self.t0 = time.monotonic()
+        self.k = 0
+        self.est_done = 0.0
+        self.bar = None
+        if tqdm is not None and sys.stderr.isatty():
+            self.bar = tqdm(total=len(plan), file=sys.stderr, unit="run", leave=False,
+                            bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} runs")
+
+    def start(self, rounds):
+        rnd, t, what, est = self.plan[self.k]
+        elapsed = time.monotonic() - self.t0
+        left = self.total_est - self.est_done
+        if self.est_done > 0 and elapsed > 0:
+            left *= elapsed / self.est_done
+        where = ("round %d/%d" % (rnd + 1, rounds)) if rnd is not None else "after the rounds"
+        line = "kle-compare: run %d/%d, %s, %s: %s; elapsed %s, about %s left" % (
+            self.k + 1, len(self.plan), where, t, what, hms(elapsed), hms(left))
+        if self.bar is not None:
+            self.bar.write(line, file=sys.stderr)
+        else:
+            print(line, file=sys.stderr, flush=True)
+
+    def done(self):
+        self.est_done += self.plan[self.k][3]
+        self.k += 1
+        if self.bar is not None:
+            self.bar.update(1)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+        print("kle-compare: %d runs in %s" % (self.k, hms(time.monotonic() - self.t0)),
+              file=sys.stderr)
 
 
 def failed(what, res):
@@ -126,10 +215,12 @@ def baseline_name(name):
                 .replace("KernelReduction", "KernelBaseline"))
 
 
-def driver_calls(bench, env, standin_dir):
+def driver_calls(bench, env, standin_dir, progress=None, rounds=0):
     """Driver calls per launch by entry point, from 100 and 200 launches."""
     counts = {}
     for n in (100, 200):
+        if progress:
+            progress.start(rounds)
         with tempfile.NamedTemporaryFile("r", suffix=".txt") as f:
             e = dict(env, KLE_STANDIN_STATS_FILE=f.name)
             r = run([bench, "--launches", str(n)], e, timeout=TIMEOUT[0])
@@ -141,6 +232,8 @@ def driver_calls(bench, env, standin_dir):
                 if len(parts) == 2 and not parts[0].startswith("#"):
                     c[parts[0]] = int(parts[1])
             counts[n] = c
+        if progress:
+            progress.done()
     names = sorted(set(counts[100]) | set(counts[200]))
     return {k: (counts[200].get(k, 0) - counts[100].get(k, 0)) / 100.0 for k in names}
 
@@ -161,16 +254,27 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bench", default=os.path.join(REPO, "build", "bench", "kle-bench"))
     ap.add_argument("--device", default="auto", help="device number, or auto (first GPU, else host)")
-    ap.add_argument("--rounds", type=int, default=5, help="runs per transport, interleaved")
-    ap.add_argument("--min-time", default="0.2", help="--benchmark_min_time per benchmark (s)")
-    ap.add_argument("--filter", default=".", help="--benchmark_filter")
+    ap.add_argument("--quick", action="store_true",
+                    help="a short comparison (about 15 s on the stand-in, 2 cores): 5 rounds, "
+                         "teams 1 and 1024 and the pipelined pair, --min-time 0.05, "
+                         "1000 latency samples; explicit options override")
+    ap.add_argument("--force", action="store_true",
+                    help="run even if the plan is estimated at over an hour")
+    ap.add_argument("--rounds", type=int, default=None,
+                    help="runs per transport, interleaved (default 5)")
+    ap.add_argument("--min-time", default=None,
+                    help="--benchmark_min_time per benchmark (s; default 0.2, --quick 0.05)")
+    ap.add_argument("--filter", default=None,
+                    help="--benchmark_filter (default: all; --quick: %s)"
+                         % PROFILES["quick"]["filter"])
     ap.add_argument("--standin", default="", help="CUDA driver stand-in lib dir (host-side overhead only)")
-    ap.add_argument("--latency-samples", type=int, default=2000,
-                    help="per-launch latencies per round and transport (0: none)")
+    ap.add_argument("--latency-samples", type=int, default=None,
+                    help="per-launch latencies per round and transport (0: none; "
+                         "default 2000, --quick 1000)")
     ap.add_argument("--kernel-times", default="auto",
                     help="dir of bench/kernel-timer's libcuda.so, 'auto' "
                          "(build/bench/kernel-timer if built), or 'off'")
-    ap.add_argument("--kernel-filter", default="^Kernel",
+    ap.add_argument("--kernel-filter", default=None,
                     help="--benchmark_filter for the kernel-time pass")
     ap.add_argument("--timeout", type=int, default=1800,
                     help="seconds one kle-bench run may take before the comparison stops")
@@ -178,6 +282,9 @@ def main():
                     help="directory for kle-compare.json and .csv (created; checked "
                          "before any run)")
     a = ap.parse_args()
+    for k, v in PROFILES["quick" if a.quick else "full"].items():
+        if getattr(a, k) is None:
+            setattr(a, k, v)
     if not os.access(a.bench, os.X_OK):
         die("%s is not an executable kle-bench; build bench/ first (README, Benchmarks)" % a.bench)
     if a.rounds < 2:
@@ -236,6 +343,75 @@ def main():
             if a.kernel_times != "auto":
                 die("no libcuda.so (bench/kernel-timer) in --kernel-times %s" % timer_dir)
             timer_dir = None
+    kernel_us = 0.0
+    if standin:
+        try:
+            kernel_us = float(env.get("KLE_STANDIN_KERNEL_US", "0") or 0)
+        except ValueError:
+            kernel_us = 0.0
+        if timer_dir and a.kernel_times == "auto" and kernel_us <= 0:
+            print("kle-compare: no kernel-only times on the stand-in: its kernels take no "
+                  "time unless KLE_STANDIN_KERNEL_US is set (Google Benchmark's manual "
+                  "timing would run for hours); --kernel-times DIR forces them",
+                  file=sys.stderr)
+            timer_dir = None
+
+    def count_benchmarks(e, flt, t):
+        """How many benchmarks --benchmark_filter flt selects (checked before
+        any timed run, so that a filter matching nothing fails at once)."""
+        res = run([a.bench, "--benchmark_list_tests", "--benchmark_filter=" + flt], e,
+                  timeout=TIMEOUT[0])
+        if res.returncode:
+            failed("kle-bench --benchmark_list_tests failed under %s" % t, res)
+        return [l for l in res.stdout.splitlines() if l.strip()]
+
+    # The plan and its estimated time: Google Benchmark runs each benchmark
+    # for about 1.5 times --benchmark_min_time (its iteration-count search), each
+    # kle-bench process costs START_S, a launch about LAUNCH_S on the host
+    # side. Manual-time (Kernel*) benchmarks count only kernel time, so they
+    # take (host time per launch + kernel time) / kernel time as long.
+    START_S, LAUNCH_S = 0.25, 30e-6
+    min_t = float(a.min_time)
+    e0 = dict(env, LIBOMPTARGET_KLE_TRANSPORT=TRANSPORTS[0])
+    names = count_benchmarks(e0, a.filter, TRANSPORTS[0])
+    if not names:
+        die("--filter %r matches no benchmark (kle-bench --benchmark_list_tests lists them)"
+            % a.filter)
+    knames = []
+    if timer_dir:
+        et0 = dict(e0, LD_LIBRARY_PATH=timer_dir + os.pathsep + e0.get("LD_LIBRARY_PATH", ""))
+        knames = count_benchmarks(et0, a.kernel_filter, TRANSPORTS[0])
+    kstretch = ((LAUNCH_S * 1e6 + kernel_us) / max(kernel_us, 0.15)) if standin else 3.0
+    est_gb = START_S + len(names) * (1.5 * min_t + 0.02)
+    est_kb = START_S + len(knames) * (1.5 * min_t * kstretch + 0.02)
+    est_lat = START_S + 4 * a.latency_samples * LAUNCH_S
+    plan = []
+    for r in range(a.rounds):
+        for t in (TRANSPORTS if r % 2 == 0 else TRANSPORTS[::-1]):
+            plan.append((r, t, "%d benchmark%s (--filter %s)" % (
+                len(names), "s" if len(names) > 1 else "", a.filter), est_gb))
+            if timer_dir:
+                plan.append((r, t, "%d kernel-only benchmarks (--kernel-filter %s)" % (
+                    len(knames), a.kernel_filter), est_kb))
+            if a.latency_samples:
+                plan.append((r, t, "LaunchLatency, %d launches per team count"
+                             % a.latency_samples, est_lat))
+    if not uid.startswith("x86_64"):
+        for t in TRANSPORTS:
+            plan.append((None, t, "KLE stats, 1000 launches", START_S + 1000 * LAUNCH_S))
+    if standin:
+        for t in TRANSPORTS:
+            for n in (100, 200):
+                plan.append((None, t, "driver calls, %d launches" % n, START_S + n * LAUNCH_S))
+    est = sum(p[3] for p in plan)
+    print("kle-compare: %d kle-bench runs (%d rounds x %d transports%s), estimated %s"
+          % (len(plan), a.rounds, len(TRANSPORTS),
+             "" if a.quick else "; --quick: about 15 s on the stand-in", hms(est)),
+          file=sys.stderr, flush=True)
+    if est > LONG_S and not a.force:
+        die("this plan would take about %s; use --quick, fewer --rounds, a shorter "
+            "--min-time or a narrower --filter, or --force to run it anyway" % hms(est))
+    progress = Progress(plan)
 
     def gbench(e, flt, t):
         with tempfile.NamedTemporaryFile("r", suffix=".json") as f:
@@ -257,10 +433,14 @@ def main():
         order = TRANSPORTS if r % 2 == 0 else TRANSPORTS[::-1]
         for t in order:
             e = dict(env, LIBOMPTARGET_KLE_TRANSPORT=t)
+            progress.start(a.rounds)
             benches = gbench(e, a.filter, t)
+            progress.done()
             if timer_dir:
                 et = dict(e, LD_LIBRARY_PATH=timer_dir + os.pathsep + e.get("LD_LIBRARY_PATH", ""))
+                progress.start(a.rounds)
                 kb = gbench(et, a.kernel_filter, t)
+                progress.done()
                 if not kb:
                     die("kernel timer in %s not picked up by the CUDA plugin" % timer_dir)
                 benches += kb
@@ -271,7 +451,9 @@ def main():
                 key = ("baseline" if "Baseline" in name else t)
                 samples.setdefault((name, key), []).append(per_launch(b))
             if a.latency_samples:
+                progress.start(a.rounds)
                 res = run([a.bench, "--latency-samples", str(a.latency_samples)], e, timeout=TIMEOUT[0])
+                progress.done()
                 if res.returncode:
                     failed("kle-bench --latency-samples failed under %s" % t, res)
                 try:
@@ -284,7 +466,6 @@ def main():
                         block = [v * 1e-9 for v in vals]
                         samples.setdefault(key, []).extend(block)
                         blocks.setdefault(key, []).append(block)
-            print("round %d/%d: %s done" % (r + 1, a.rounds, t), file=sys.stderr)
 
     rng = random.Random(42)
     rows = []
@@ -305,12 +486,16 @@ def main():
     path_ns = {}
     if not uid.startswith("x86_64"):
         for t in TRANSPORTS:
+            progress.start(a.rounds)
             path_ns[t] = kle_path_ns(a.bench, dict(env, LIBOMPTARGET_KLE_TRANSPORT=t))
+            progress.done()
 
     calls_by_t = {}
     if standin:
         for t in TRANSPORTS:
-            calls_by_t[t] = driver_calls(a.bench, dict(env, LIBOMPTARGET_KLE_TRANSPORT=t), a.standin)
+            calls_by_t[t] = driver_calls(a.bench, dict(env, LIBOMPTARGET_KLE_TRANSPORT=t),
+                                         a.standin, progress, a.rounds)
+    progress.close()
 
     git = os.environ.get("KLE_GIT_REV", "")
     if not git:
