@@ -57,7 +57,7 @@ from klebench import TRANSPORTS  # noqa: E402
 ROWS = ["baseline"] + list(TRANSPORTS)
 _OKABE_ITO = ["#0072B2", "#009E73", "#D55E00", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442"]
 COLOURS = {"baseline": "#7f7f7f", "zerocopy": "#0072B2", "staged": "#009E73",
-           "copy": "#D55E00"}
+           "copy": "#D55E00", "resident": "#CC79A7"}
 for _t in TRANSPORTS:
     if _t not in COLOURS:
         COLOURS[_t] = next(c for c in _OKABE_ITO + ["#000000"]

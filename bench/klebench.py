@@ -13,7 +13,7 @@ import tempfile
 # place the Python tooling lists them (kle-compare.py, kle-plot.py,
 # kle-instructions.py, transport-table.py, and run-gpu.sh's KLE stats loop,
 # read them from here). A new transport is one more name here.
-TRANSPORTS = ("zerocopy", "staged", "copy")
+TRANSPORTS = ("zerocopy", "resident", "staged", "copy")
 
 # kle-bench's own limit for --latency-samples (bench/kle-bench.cpp).
 MAX_LATENCY_SAMPLES = 10000000

@@ -56,7 +56,7 @@ int main(void) {
 // BADLIMIT: omptarget warning: LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT="lots" is not valid (valid values: a number of bytes from 0 to 1099511627776); using the default
 // CHECK-NOT: VIOLATION
 // CHECK: done 1
-// PEAK32: omptarget KLE stats: {{.*}} slot_buffer_bytes_peak=32768{{$|;}}
+// PEAK32: omptarget KLE stats: {{.*}} slot_buffer_bytes_peak=32768{{$|;| }}
 // PEAK8: omptarget KLE stats: {{.*}} slot_buffer_bytes_peak=8192{{$|;}}
 // PEAK0: omptarget KLE stats: {{.*}} slot_buffer_bytes_peak=0{{$|;}}
 // CHECK: kle-standin: live device=0 pinned=0 managed=0
