@@ -57,7 +57,7 @@ int main(void) {
 // CHECK-NOT: VIOLATION
 // CHECK: done 1
 // PEAK32: omptarget KLE stats: {{.*}} slot_buffer_bytes_peak=32768{{$|;| }}
-// PEAK8: omptarget KLE stats: {{.*}} slot_buffer_bytes_peak=8192{{$|;}}
-// PEAK0: omptarget KLE stats: {{.*}} slot_buffer_bytes_peak=0{{$|;}}
+// PEAK8: omptarget KLE stats: {{.*}} slot_buffer_bytes_peak=8192{{$|;| }}
+// PEAK0: omptarget KLE stats: {{.*}} slot_buffer_bytes_peak=0{{$|;| }}
 // CHECK: kle-standin: live device=0 pinned=0 managed=0
 // CHECK: kle-standin: launches=5 violations=0
