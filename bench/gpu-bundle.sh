@@ -31,7 +31,7 @@
 # libraries must provide: Debian 12 builds need GCC 12's libstdc++, as on
 # Ubuntu 22.04 and later); and, when run as root,
 # the bundle starts in a chroot that holds only those base libraries and the
-# CUDA driver stand-in (test/cuda-standin) in the driver's place: no clang,
+# CUDA driver stand-in (test/standin/cuda) in the driver's place: no clang,
 # no Debian libraries.
 set -euo pipefail
 source "$(dirname "$0")/../scripts/common.sh"

@@ -377,8 +377,8 @@ def main():
     if not os.access(a.bench, os.X_OK):
         die("%s is not an executable kle-bench; build bench/ first (README, Benchmarks)" % a.bench)
     if not os.path.exists(os.path.join(a.standin, "libcuda.so.1")):
-        die("no CUDA driver stand-in: no libcuda.so.1 in %s; build test/cuda-standin "
-            "(README of test/cuda-standin) or pass --standin" % a.standin)
+        die("no CUDA driver stand-in: no libcuda.so.1 in %s; build test/standin "
+            "(test/standin/cuda/README.md) or pass --standin" % a.standin)
 
     env = dict(os.environ)
     for k in ("LIBOMPTARGET_KLE_TRANSPORT", "LIBOMPTARGET_INFO", "LIBOMPTARGET_DEBUG",

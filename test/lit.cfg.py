@@ -26,7 +26,7 @@ import lit.formats
 config.name = "kle-offload"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".c", ".cpp", ".test"]
-config.excludes = ["Inputs", "unit", "src", "selftest", "core", "hsa_standin.cpp", "lit.cfg.py",
+config.excludes = ["Inputs", "unit", "src", "selftest", "core", "hsa_standin.cpp", "cuda_standin.cpp", "cuda.cmake", "lit.cfg.py",
                    "README.md", "tsan.supp"]
 config.test_source_root = os.path.dirname(__file__)
 
@@ -110,7 +110,7 @@ if amd:
 if gpu_arch:
     config.substitutions.insert(0, ("%clang-gpu", base + " --offload-arch=" + gpu_arch))
     lit_config.note("GPU tests enabled for " + gpu_arch)
-# The CPU stand-in for the CUDA driver (test-only; see test/cuda-standin):
+# The CPU stand-in for the CUDA driver (test-only; see test/standin/cuda):
 # %standin-env puts it first on the library path, where the CUDA plugin's
 # dlopen("libcuda.so") finds it.
 standin = os.path.join(build, "test", "cuda-standin", "lib", "libcuda.so.1")
@@ -139,7 +139,7 @@ if os.path.exists(standin) and os.path.exists("/usr/local/cuda/bin/ptxas"):
         if san == "thread":
             # libomp never joins its hidden-helper threads (upstream design).
             opts += ":report_thread_leaks=0:suppressions=" + os.path.join(config.test_source_root,
-                                                    "cuda-standin", "tsan.supp")
+                                                    "standin", "tsan.supp")
         san_env = " LD_PRELOAD=%s %s_OPTIONS=%s" % (rt, short.upper(), opts)
         config.available_features.add(short)
         config.name += " [" + short + "]"
@@ -152,7 +152,7 @@ if os.path.exists(standin) and os.path.exists("/usr/local/cuda/bin/ptxas"):
 hsa_standin = os.path.join(build, "test", "hsa-standin", "lib", "libhsa-runtime64.so.1")
 # The KLE transports every per-transport HSA test runs, in one list
 # (%hsa-each-transport); add a new transport here.
-kle_transports = ["zerocopy", "staged", "copy"]
+kle_transports = ["zerocopy", "resident", "staged", "copy"]
 if os.path.exists(hsa_standin):
     config.available_features.add("hsa-standin")
     san = param("KLE_SANITIZER", "")
@@ -169,7 +169,7 @@ if os.path.exists(hsa_standin):
         opts = "halt_on_error=1:exitcode=86:detect_leaks=0"
         if san == "thread":
             opts += ":report_thread_leaks=0:suppressions=" + os.path.join(
-                config.test_source_root, "cuda-standin", "tsan.supp")
+                config.test_source_root, "standin", "tsan.supp")
         hsa_san_env = " LD_PRELOAD=%s %s_OPTIONS=%s" % (rt, short.upper(), opts)
     hsa_env = "env LD_LIBRARY_PATH=" + hsa_dirs + " KLE_STANDIN_DEVICES=0" + hsa_san_env
     config.substitutions.append(("%hsa-standin-dir", os.path.dirname(hsa_standin)))

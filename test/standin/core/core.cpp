@@ -36,7 +36,9 @@ struct State {
   std::map<std::string, std::atomic<uint64_t> *> BaseCounters;
   uint64_t LastStatsSum = ~0ull;
   void (*Final)(const char *) = nullptr;
+  std::atomic<bool> Installed{false};
   std::atomic<bool> FinalDone{false};
+  StatsNames Names = StatsNames::Base;
 };
 
 State &st() {
@@ -108,10 +110,11 @@ const Config &init(const char *Tag, const char *EnvPrefix, StatusParser Parse,
   }
   if (const char *E = env("EXPECT")) {
     std::string T = E;
-    if (T == "any" || T == "zerocopy" || T == "copy" || T == "staged")
+    if (T == "any" || T == "zerocopy" || T == "copy" || T == "staged" ||
+        T == "resident")
       C->Expect = T;
     else
-      warnBad("EXPECT", E, "any, zerocopy, copy or staged");
+      warnBad("EXPECT", E, "any, zerocopy, copy, staged or resident");
   }
   if (const char *E = env("STATS"))
     C->Stats = strcmp(E, "0") != 0 && *E;
@@ -238,6 +241,7 @@ EntryStat *registerEntry(const char *Name) {
 }
 
 int enter(EntryStat &E) {
+  E.Calls++;
   uint64_t N = ++*E.BaseCalls;
   for (auto &F : cfg().Faults) {
     if (F.Entry != E.Base)
@@ -250,10 +254,44 @@ int enter(EntryStat &E) {
   return 0;
 }
 
+void setStatsNames(StatsNames N) { st().Names = N; }
+
+// By exported name: only entries called, summed per name.
+static void statsReportExported(bool Force) {
+  State &S = st();
+  std::map<std::string, uint64_t> Calls;
+  uint64_t Sum = 0;
+  {
+    std::lock_guard<std::mutex> L(S.StatsMtx);
+    for (EntryStat *E : S.Stats)
+      if (uint64_t N = E->Calls.load()) {
+        Calls[E->Name] += N;
+        Sum += N;
+      }
+    if (Sum == S.LastStatsSum && !Force)
+      return; // nothing new since the last report
+    S.LastStatsSum = Sum;
+  }
+  if (cfg().Stats)
+    for (auto &KV : Calls)
+      say("calls %s=%llu", KV.first.c_str(), (unsigned long long)KV.second);
+  if (!cfg().StatsFile.empty()) {
+    if (FILE *F = fopen(cfg().StatsFile.c_str(), "w")) {
+      for (auto &KV : Calls)
+        fprintf(F, "%s %llu\n", KV.first.c_str(), (unsigned long long)KV.second);
+      fprintf(F, "#launches %llu\n#violations %llu\n", (unsigned long long)launches(),
+              (unsigned long long)violations());
+      fclose(F);
+    }
+  }
+}
+
 void statsReport(bool Force) {
   State &S = st();
   if (!cfg().Stats && cfg().StatsFile.empty())
     return;
+  if (S.Names == StatsNames::Exported)
+    return statsReportExported(Force);
   std::lock_guard<std::mutex> L(S.StatsMtx);
   uint64_t Sum = 0;
   for (auto &KV : S.BaseCounters)
@@ -280,8 +318,12 @@ void exitIfViolations(const char *Where) {
   if (!violations())
     return;
   fflush(stdout);
-  say("FAILED: %llu KLE contract violation(s); exiting with status %d (at %s)",
-      (unsigned long long)violations(), cfg().ExitCode, Where);
+  if (Where)
+    say("FAILED: %llu KLE contract violation(s); exiting with status %d (at %s)",
+        (unsigned long long)violations(), cfg().ExitCode, Where);
+  else
+    say("FAILED: %llu KLE contract violation(s); exiting with status %d",
+        (unsigned long long)violations(), cfg().ExitCode);
   fflush(nullptr);
   _exit(cfg().ExitCode);
 }
@@ -300,7 +342,7 @@ static void finalOnce(const char *Where) {
 
 static void atExit() { finalOnce("exit"); }
 __attribute__((destructor)) static void libDtor() {
-  if (st().C)
+  if (st().C && st().Installed)
     finalOnce("unload");
 }
 
@@ -308,6 +350,7 @@ void installExitHandlers(void (*Final)(const char *Where)) {
   static std::once_flag Once;
   std::call_once(Once, [&] {
     st().Final = Final;
+    st().Installed = true;
     atexit(atExit);
   });
 }
@@ -347,14 +390,17 @@ static constexpr size_t DevReserve = size_t(1) << 40; // 1 TiB of address space
 void MemTable::reserve() {
   if (DevBase)
     return;
-  void *P = mmap(nullptr, DevReserve, PROT_NONE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (P == MAP_FAILED) {
-    say("cannot reserve the device address range");
+  // 1 TiB, or less where the address space is limited (valgrind).
+  for (size_t Sz = DevReserve; Sz >= (size_t(1) << 32); Sz >>= 1) {
+    void *P = mmap(nullptr, Sz, PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (P == MAP_FAILED)
+      continue;
+    DevBase = DevNext = reinterpret_cast<uintptr_t>(P);
+    DevEnd = DevBase + Sz;
     return;
   }
-  DevBase = DevNext = reinterpret_cast<uintptr_t>(P);
-  DevEnd = DevBase + DevReserve;
+  say("cannot reserve the device address range");
 }
 
 static size_t pageRound(size_t N) {
@@ -362,10 +408,21 @@ static size_t pageRound(size_t N) {
   return (std::max<size_t>(N, 1) + Pg - 1) / Pg * Pg;
 }
 
-BlockP MemTable::allocate(int Kind, size_t Size, bool Device, uint8_t Poison,
-                          bool Counted) {
+Block::~Block() {
+  if (!ReturnOnDrop || !Backing || !Mapped)
+    return;
+  if (Device)
+    munmap(Backing, Mapped);
+  else // keep the range reserved: its addresses are never handed out again
+    mmap(Backing, Mapped, PROT_NONE,
+         MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+}
+
+BlockP MemTable::allocate(int Kind, size_t Size, bool Device, int Poison,
+                          bool Counted, BlockP Into, size_t DevGranule,
+                          bool ReturnOnDrop) {
   size_t Len = pageRound(Size);
-  auto B = std::make_shared<Block>();
+  BlockP B = Into ? std::move(Into) : std::make_shared<Block>();
   B->Kind = Kind;
   B->Size = Size;
   B->Device = Device;
@@ -374,22 +431,29 @@ BlockP MemTable::allocate(int Kind, size_t Size, bool Device, uint8_t Poison,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (Mem == MAP_FAILED)
     return nullptr;
-  memset(Mem, Poison, Size);
+  if (Poison >= 0)
+    memset(Mem, Poison, Size);
   B->Backing = static_cast<uint8_t *>(Mem);
+  B->Mapped = Len;
   std::lock_guard<std::mutex> L(Mtx);
   if (Device) {
     reserve();
-    // 4 KiB aligned, and a guard page between blocks; never reused.
-    if (!DevBase || DevNext + Len + 4096 > DevEnd) {
+    // Granule aligned (a page unless the front says otherwise), and a
+    // granule of gap between blocks; never reused.
+    size_t G = DevGranule ? DevGranule : 4096;
+    size_t Span = (std::max<size_t>(Size, 1) + G - 1) / G * G;
+    if (!DevBase || DevNext + Span + G > DevEnd) {
       munmap(Mem, Len);
+      B->Backing = nullptr;
       return nullptr;
     }
     B->Addr = DevNext;
-    DevNext += Len + 4096;
+    DevNext += Span + G;
   } else {
     B->Addr = reinterpret_cast<uintptr_t>(Mem);
   }
   B->Id = NextId++;
+  B->ReturnOnDrop = ReturnOnDrop;
   Live[B->Addr] = B;
   if (Counted && Kind >= 0 && Kind < MaxKinds) {
     LiveN[Kind]++;
@@ -440,6 +504,17 @@ BlockP MemTable::byStart(uintptr_t P) {
   return F == Freed.end() ? nullptr : F->second;
 }
 
+BlockP MemTable::liveByStart(uintptr_t P) {
+  std::lock_guard<std::mutex> L(Mtx);
+  auto It = Live.find(P);
+  return It == Live.end() ? nullptr : It->second;
+}
+
+bool MemTable::wasFreed(uintptr_t P) {
+  std::lock_guard<std::mutex> L(Mtx);
+  return Freed.count(P) || FreedStarts.count(P);
+}
+
 void MemTable::release(const BlockP &B) {
   // Memory is never unmapped and addresses are never reused: a late reader
   // sees stale bytes (reported by the front's checks) instead of crashing
@@ -449,7 +524,10 @@ void MemTable::release(const BlockP &B) {
     return;
   B->Freed = true;
   Live.erase(B->Addr);
-  Freed[B->Addr] = B;
+  if (B->ReturnOnDrop)
+    FreedStarts.insert(B->Addr);
+  else
+    Freed[B->Addr] = B;
   if (B->Counted && B->Kind >= 0 && B->Kind < MaxKinds) {
     LiveN[B->Kind]--;
     LiveB[B->Kind] -= B->Size;

@@ -106,22 +106,33 @@ uint64_t launches();
 struct EntryStat {
   const char *Name;
   std::string Base;
-  std::atomic<uint64_t> *BaseCalls = nullptr;
+  std::atomic<uint64_t> Calls{0};           ///< calls of this exported name
+  std::atomic<uint64_t> *BaseCalls = nullptr; ///< calls of its base name
 };
 EntryStat *registerEntry(const char *Name);
 /// Counts the call; returns 0, or the status injected for this call (and says
 /// so on stderr).
 int enter(EntryStat &E);
-/// "<tag>: calls <entry>=<n>" for every entry called since the last report
-/// with a different total (plus the STATS_FILE), if STATS is on.
+/// How statsReport names entry points: by base name (the default; counts of
+/// every spelling summed, every base name in STATS_FILE), or by exported name
+/// (CUDA: `cuMemAlloc_v2`; only entries called, nothing printed while the
+/// total is unchanged since the last report).
+enum class StatsNames { Base, Exported };
+void setStatsNames(StatsNames N);
+/// "<tag>: calls <entry>=<n>" for every entry called (plus the STATS_FILE),
+/// if STATS is on; nothing if no call happened since the last report, unless
+/// \p Force.
 void statsReport(bool Force = false);
 
 /// Flushes stdio and _exit(ExitCode) if any violation happened; otherwise
-/// returns.  \p Where names the point for the final line.
+/// returns.  \p Where names the point for the final line (" (at <where>)");
+/// nullptr: no suffix (the CUDA front's line).
 void exitIfViolations(const char *Where);
 /// Installs an atexit handler and library destructor that print the final
 /// "launches=L violations=V" line and call exitIfViolations.  \p Final (may
-/// be null) runs first, e.g. the front's live-object report.
+/// be null) runs first, e.g. the front's live-object report.  A front that
+/// does not call this (CUDA: its final report depends on its contexts) runs
+/// its own exit handlers; the core's destructor then does nothing.
 void installExitHandlers(void (*Final)(const char *Where));
 
 /// Uniform random delay in [DelayMin, DelayMax] microseconds (thread-safe).
@@ -143,14 +154,20 @@ struct Block {
   uintptr_t Addr = 0;
   size_t Size = 0;
   uint8_t *Backing = nullptr;
+  size_t Mapped = 0;             ///< bytes mmap'd at Backing
   bool Device = false;
-  bool Freed = false;
+  std::atomic<bool> Freed{false};
+  /// Return the memory when the last reference to a freed block goes away
+  /// (device backing unmapped, host range made PROT_NONE, its addresses still
+  /// never reused); otherwise it is kept for stale readers.  See allocate().
+  bool ReturnOnDrop = false;
   bool Counted = true;           ///< in live/peak counts
   uint64_t AllowedAgents = 0;    ///< front-defined bit mask
   std::multiset<uint64_t> Pending; ///< launches/copies that read or write it
   uint64_t LastWriteOp = 0;      ///< last queued copy writing into it
   /// Host bytes of [P, P+N) (P must be inside this block).
   uint8_t *bytes(uintptr_t P) const { return Backing + (P - Addr); }
+  virtual ~Block();
 };
 using BlockP = std::shared_ptr<Block>;
 
@@ -163,15 +180,26 @@ class MemTable {
 public:
   /// Allocates Size bytes.  Device: an address from the PROT_NONE range,
   /// backing filled with \p Poison; host: mmap'd memory, page aligned, filled
-  /// with \p Poison.  Returns nullptr when out of space.
-  BlockP allocate(int Kind, size_t Size, bool Device, uint8_t Poison = 0xCD,
-                  bool Counted = true);
+  /// with \p Poison.  Poison < 0: not filled (fresh mmap memory reads 0).
+  /// Returns nullptr when out of space.
+  /// \p Into: a front-derived block to fill in (the front's own fields stay
+  /// as it set them); \p DevGranule: device addresses are multiples of it,
+  /// with one granule of gap between blocks (default a page).
+  /// \p ReturnOnDrop: see Block (the table keeps only the freed start).
+  BlockP allocate(int Kind, size_t Size, bool Device, int Poison = 0xCD,
+                  bool Counted = true, BlockP Into = nullptr,
+                  size_t DevGranule = 0, bool ReturnOnDrop = false);
   /// Registers host memory the front did not allocate (locked ranges).
   BlockP registerHost(int Kind, uintptr_t Addr, size_t Size);
   /// The live block containing [P, P+N), or nullptr.
   BlockP resolve(uintptr_t P, size_t N = 1);
-  /// The block (live or freed) that starts at P, or nullptr.
+  /// The block (live or freed) that starts at P, or nullptr (a freed
+  /// ReturnOnDrop block: nullptr, see wasFreed).
   BlockP byStart(uintptr_t P);
+  /// The live block that starts at P, or nullptr.
+  BlockP liveByStart(uintptr_t P);
+  /// True if a block that started at P was freed.
+  bool wasFreed(uintptr_t P);
   /// Marks it freed (host memory is unmapped, backing released); counts.
   void release(const BlockP &B);
   /// True if P lies in the device range (live, freed or never allocated).
@@ -188,6 +216,7 @@ private:
   std::mutex Mtx;
   std::map<uintptr_t, BlockP> Live;
   std::map<uintptr_t, BlockP> Freed; ///< by start, for stale-pointer reports
+  std::set<uintptr_t> FreedStarts;   ///< freed ReturnOnDrop blocks
   uint64_t NextId = 1;
   uintptr_t DevBase = 0, DevEnd = 0, DevNext = 0;
   size_t LiveN[MaxKinds] = {}, LiveB[MaxKinds] = {}, PeakN[MaxKinds] = {},

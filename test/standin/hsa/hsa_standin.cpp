@@ -437,7 +437,7 @@ std::shared_ptr<Launch> recordLaunch(Queue &Q, uint64_t Index,
     violation(L->N, "B: dyn_ptr %#lx lies in a %s allocation the GPU was not granted",
               (unsigned long)L->Dyn, kindName(L->KleB->Kind));
   if (L->HostKle) {
-    if (Expect == "copy" || Expect == "staged")
+    if (Expect == "copy" || Expect == "staged" || Expect == "resident")
       violation(L->N, "C: expected a device KLE (%s) but dyn_ptr %#lx is %s host memory",
                 Expect.c_str(), (unsigned long)L->Dyn, kindName(L->KleB->Kind));
     if (L->KleB->Kind != K_FINE)

@@ -4,8 +4,15 @@
 // points that the upstream CUDA plugin (offload/plugins-nextgen/cuda, dlopen
 // mode, dynamic_cuda/cuda.cpp) resolves, with driver-like semantics, and it
 // checks the kernel-launch-environment (KLE / dyn_ptr) contract on every
-// kernel launch.  Kernels compute nothing.  See ../README.md for the
+// kernel launch.  Kernels compute nothing.  See README.md for the
 // environment variables and the exact list of checks.
+//
+// This is the CUDA front over the shared stand-in core (../core): the core
+// holds the configuration every stand-in shares, the output lines, the
+// violation count and the exit status it forces, fault injection and the
+// calls per entry point; this file holds the driver API and how it maps onto
+// the core (contexts, streams and their delayed workers, the memory table,
+// cubins, the KLE checks).
 //
 // NEVER install this library.  The CMake project has no install() rule.
 //
@@ -26,6 +33,8 @@ extern "C" {
 
 #include <gelf.h>
 #include <libelf.h>
+
+#include "core.h"
 
 #include <algorithm>
 #include <atomic>
@@ -73,25 +82,14 @@ namespace {
 
 enum class Expect { Any, ZeroCopy, Copy, Staged, Resident };
 
+// The CUDA front's own settings (KLE_STANDIN_DEVICES, _EXPECT, _KLE_SIZE,
+// _KLE_LAYOUT); the shared ones (delays, faults, stats, exit status, verbose,
+// seed) are the core's: standin::cfg().
 struct Config {
   int NumDevices = 1;
-  uint64_t DelayMin = 0, DelayMax = 50; // microseconds, per stream operation
-  uint64_t KernelUs = 0;                // simulated kernel run time
   Expect Mode = Expect::Any;
   size_t KleSize = 16;                  // LLVM 22 KernelLaunchEnvironmentTy
   bool Llvm22Layout = true;             // check KLE.ReductionBuffer at +8
-  bool Stats = false;
-  std::string StatsFile;
-  int ExitCode = 97;
-  bool Verbose = false;
-  uint64_t Seed = 12345;
-  struct Fault {
-    std::string Entry;
-    uint64_t N;
-    bool OrLater;
-    CUresult Code;
-  };
-  std::vector<Fault> Faults;
 };
 
 Config &cfg();
@@ -101,13 +99,13 @@ Config &cfg();
 // calls into us from its own destructors, possibly after ours ran.
 //===----------------------------------------------------------------------===//
 
-enum class Kind { Device = 0, Pinned = 1, Managed = 2, Module = 3 };
-static const char *kindName(Kind K) {
+enum class MemKind { Device = 0, Pinned = 1, Managed = 2, Module = 3 };
+static const char *kindName(MemKind K) {
   switch (K) {
-  case Kind::Device: return "device";
-  case Kind::Pinned: return "pinned-host";
-  case Kind::Managed: return "managed";
-  case Kind::Module: return "module-global";
+  case MemKind::Device: return "device";
+  case MemKind::Pinned: return "pinned-host";
+  case MemKind::Managed: return "managed";
+  case MemKind::Module: return "module-global";
   }
   return "?";
 }
@@ -120,25 +118,22 @@ struct WriteRec {
   uintptr_t Lo, Hi;     // device-visible address range written
   Stream *S;            // nullptr: synchronous (host-ordered) write
   uint64_t Order;       // global enqueue order
-  Kind SrcKind;         // for staged: where the data came from
+  MemKind SrcKind;         // for staged: where the data came from
   bool SrcPageable;
 };
 
-struct Alloc {
-  uint64_t Id = 0;
-  Kind K = Kind::Device;
-  uintptr_t Addr = 0;     // the address handed out (device VA or host VA)
-  size_t Size = 0;
-  size_t Mapped = 0;      // page-rounded mapping size (pinned/managed)
-  uint8_t *Backing = nullptr;
-  bool BackingMmapped = false;
+// An allocation: a block of the core's memory table (address, size, backing
+// store, freed flag; device memory in its PROT_NONE range) plus what the CUDA
+// front tracks.  Block::Kind is the MemKind as an int (the core counts live
+// and peak per kind).  Memory is returned when the last reference to a freed
+// allocation goes away (ReturnOnDrop); addresses are never reused.
+struct Alloc : standin::Block {
+  MemKind K = MemKind::Device;
   Ctx *Owner = nullptr;
-  std::atomic<bool> Freed{false};
   std::string FreedBy;
-  std::vector<LaunchRec *> Pending; // launches referencing this (g.Mtx)
-  std::deque<WriteRec> Writes;      // recent writes (g.Mtx)
-  uint8_t *host(uintptr_t A) { return Backing + (A - Addr); }
-  ~Alloc();
+  std::vector<LaunchRec *> Launches; // launches referencing this (g.Mtx)
+  std::deque<WriteRec> Writes;       // recent writes (g.Mtx)
+  uint8_t *host(uintptr_t A) { return bytes(A); }
 };
 using AllocP = std::shared_ptr<Alloc>;
 
@@ -197,11 +192,7 @@ struct Event {
   bool Recorded = false;
 };
 
-uint64_t nowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+using standin::nowNs; // steady clock, ns
 
 struct Ctx {
   int Dev = 0;
@@ -230,40 +221,18 @@ struct LaunchRec {
   AllocP RedAlloc;
 };
 
-struct EntryStat {
-  const char *Name;
-  std::atomic<uint64_t> Calls{0};
-  std::atomic<uint64_t> *BaseCalls = nullptr;
-  std::string Base;
-};
+using standin::EntryStat;
 
 struct Global {
   std::mutex Mtx; // memory table, handles, launches, contexts
   bool Initialized = false;
-  std::map<uintptr_t, AllocP> Live;
-  std::unordered_set<uintptr_t> FreedStarts;
-  uint64_t NextAllocId = 1;
-  size_t LiveCount[4] = {0, 0, 0, 0};
-  size_t LiveBytes[4] = {0, 0, 0, 0};
-  size_t PeakCount[4] = {0, 0, 0, 0};
-  size_t PeakBytes[4] = {0, 0, 0, 0};
-  // Address regions.
-  uintptr_t DevBase = 0, DevEnd = 0, DevNext = 0;
-  uintptr_t HostBase = 0, HostEnd = 0, HostNext = 0;
   std::unordered_map<void *, int> Handles; // object -> kind tag
   std::vector<Ctx *> PrimaryCtx;           // per device (current incarnation)
   std::vector<unsigned> DevFlags;          // primary context flags per device
-  std::atomic<uint64_t> LaunchIndex{0};
-  std::atomic<uint64_t> Violations{0};
   std::atomic<uint64_t> OpErrors{0};
   std::atomic<uint64_t> WriteOrder{0};
   std::atomic<uint64_t> StreamIds{0};
-  std::mutex StatsMtx;
-  std::vector<EntryStat *> Stats;
-  std::map<std::string, std::atomic<uint64_t> *> BaseCounters;
   std::atomic<bool> Exiting{false};
-  uint64_t LastStatsSum = ~0ull;
-  std::mutex OutMtx;
 };
 
 Global &g() {
@@ -279,63 +248,19 @@ thread_local Ctx *CurrentCtx = nullptr;
 // Output helpers
 //===----------------------------------------------------------------------===//
 
-void say(const char *Fmt, ...) __attribute__((format(printf, 1, 2)));
-void say(const char *Fmt, ...) {
-  char Buf[2048];
-  va_list Ap;
-  va_start(Ap, Fmt);
-  vsnprintf(Buf, sizeof(Buf), Fmt, Ap);
-  va_end(Ap);
-  std::lock_guard<std::mutex> L(g().OutMtx);
-  fprintf(stderr, "kle-standin: %s\n", Buf);
-  fflush(stderr);
-}
-
-void violation(uint64_t Launch, const char *Fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-void violation(uint64_t Launch, const char *Fmt, ...) {
-  char Buf[2048];
-  va_list Ap;
-  va_start(Ap, Fmt);
-  vsnprintf(Buf, sizeof(Buf), Fmt, Ap);
-  va_end(Ap);
-  g().Violations++;
-  std::lock_guard<std::mutex> L(g().OutMtx);
-  fprintf(stderr, "kle-standin: VIOLATION launch #%llu: %s\n",
-          (unsigned long long)Launch, Buf);
-  fflush(stderr);
-}
-
-// Violations not attributable to a launch (use-after-free by an async copy,
-// ...).  Counted like launch violations.
-void opViolation(const char *Fmt, ...) __attribute__((format(printf, 1, 2)));
-void opViolation(const char *Fmt, ...) {
-  char Buf[2048];
-  va_list Ap;
-  va_start(Ap, Fmt);
-  vsnprintf(Buf, sizeof(Buf), Fmt, Ap);
-  va_end(Ap);
-  g().Violations++;
-  std::lock_guard<std::mutex> L(g().OutMtx);
-  fprintf(stderr, "kle-standin: VIOLATION op: %s\n", Buf);
-  fflush(stderr);
-}
-
-std::string hex(const uint8_t *P, size_t N) {
-  static const char *D = "0123456789abcdef";
-  std::string S;
-  for (size_t I = 0; I < N; ++I) {
-    S += D[P[I] >> 4];
-    S += D[P[I] & 15];
-  }
-  return S;
-}
+// The core's: "kle-standin: <text>", "kle-standin: VIOLATION launch #<n>:
+// <text>", "kle-standin: VIOLATION op: <text>" (counted like launch
+// violations).
+using standin::hex;
+using standin::opViolation;
+using standin::say;
+using standin::violation;
 
 //===----------------------------------------------------------------------===//
 // Configuration parsing
 //===----------------------------------------------------------------------===//
 
-CUresult parseResult(const std::string &S) {
+bool parseResult(const std::string &S, int &Out) {
   static const std::map<std::string, int> Names = {
       {"CUDA_ERROR_INVALID_VALUE", 1},     {"CUDA_ERROR_OUT_OF_MEMORY", 2},
       {"CUDA_ERROR_NOT_INITIALIZED", 3},   {"CUDA_ERROR_NO_DEVICE", 100},
@@ -347,12 +272,20 @@ CUresult parseResult(const std::string &S) {
       {"CUDA_ERROR_LAUNCH_FAILED", 719},   {"CUDA_ERROR_NOT_SUPPORTED", 801},
       {"CUDA_ERROR_UNKNOWN", 999}};
   auto It = Names.find(S);
-  if (It != Names.end())
-    return R(It->second);
-  return R(atoi(S.c_str()));
+  if (It != Names.end()) {
+    Out = It->second;
+    return true;
+  }
+  char *End = nullptr;
+  long V = strtol(S.c_str(), &End, 0);
+  if (S.empty() || *End || V < 0 || V > 0x7fffffff)
+    return false;
+  Out = int(V);
+  return true;
 }
 
-std::string baseName(std::string N) {
+std::string baseName(const std::string &Name) {
+  std::string N = Name;
   for (const char *Suf : {"_v2", "_v3", "_v4", "_ptds", "_ptsz"}) {
     size_t L = strlen(Suf);
     if (N.size() > L && N.compare(N.size() - L, L, Suf) == 0)
@@ -361,112 +294,48 @@ std::string baseName(std::string N) {
   return N;
 }
 
+// Reads the environment once: the core's variables (KLE_STANDIN_DELAY_US,
+// _KERNEL_US, _EXPECT, _FAIL, _STATS, _STATS_FILE, _EXIT_CODE, _VERBOSE,
+// _SEED) and the front's own.
 Config &cfg() {
   static Config *C = [] {
+    const standin::Config &Core =
+        standin::init("kle-standin", "KLE_STANDIN_", parseResult, baseName);
+    standin::setStatsNames(standin::StatsNames::Exported);
     Config *C = new Config();
-    if (const char *E = getenv("KLE_STANDIN_DEVICES"))
+    if (const char *E = standin::env("DEVICES"))
       C->NumDevices = std::max(0, atoi(E));
-    if (const char *E = getenv("KLE_STANDIN_DELAY_US")) {
-      unsigned long long A = 0, B = 0;
-      if (sscanf(E, "%llu:%llu", &A, &B) == 2) {
-        C->DelayMin = A;
-        C->DelayMax = std::max(A, B);
-      } else if (sscanf(E, "%llu", &A) == 1) {
-        C->DelayMin = C->DelayMax = A;
-      }
-    }
-    if (const char *E = getenv("KLE_STANDIN_KERNEL_US"))
-      C->KernelUs = strtoull(E, nullptr, 10);
-    if (const char *E = getenv("KLE_STANDIN_EXPECT")) {
-      std::string S = E;
-      if (S == "zerocopy") C->Mode = Expect::ZeroCopy;
-      else if (S == "copy") C->Mode = Expect::Copy;
-      else if (S == "staged") C->Mode = Expect::Staged;
-      else if (S == "resident") C->Mode = Expect::Resident;
-      else if (S == "any" || S.empty()) C->Mode = Expect::Any;
-      else fprintf(stderr, "kle-standin: unknown KLE_STANDIN_EXPECT=%s, using any\n", E);
-    }
-    if (const char *E = getenv("KLE_STANDIN_KLE_SIZE"))
+    if (Core.Expect == "zerocopy") C->Mode = Expect::ZeroCopy;
+    else if (Core.Expect == "copy") C->Mode = Expect::Copy;
+    else if (Core.Expect == "staged") C->Mode = Expect::Staged;
+    else if (Core.Expect == "resident") C->Mode = Expect::Resident;
+    else C->Mode = Expect::Any;
+    if (const char *E = standin::env("KLE_SIZE"))
       C->KleSize = std::max<size_t>(1, strtoull(E, nullptr, 0));
-    if (const char *E = getenv("KLE_STANDIN_KLE_LAYOUT"))
+    if (const char *E = standin::env("KLE_LAYOUT"))
       C->Llvm22Layout = std::string(E) == "llvm22";
-    if (const char *E = getenv("KLE_STANDIN_STATS"))
-      C->Stats = atoi(E) != 0;
-    if (const char *E = getenv("KLE_STANDIN_STATS_FILE"))
-      C->StatsFile = E;
-    if (const char *E = getenv("KLE_STANDIN_EXIT_CODE"))
-      C->ExitCode = atoi(E);
-    if (const char *E = getenv("KLE_STANDIN_VERBOSE"))
-      C->Verbose = atoi(E) != 0;
-    if (const char *E = getenv("KLE_STANDIN_SEED"))
-      C->Seed = strtoull(E, nullptr, 0);
-    if (const char *E = getenv("KLE_STANDIN_FAIL")) {
-      std::string S = E;
-      size_t Pos = 0;
-      while (Pos <= S.size()) {
-        size_t Comma = S.find(',', Pos);
-        std::string Item = S.substr(Pos, Comma == std::string::npos ? std::string::npos : Comma - Pos);
-        if (!Item.empty()) {
-          size_t C1 = Item.find(':'), C2 = Item.find(':', C1 == std::string::npos ? 0 : C1 + 1);
-          if (C1 == std::string::npos || C2 == std::string::npos) {
-            fprintf(stderr, "kle-standin: bad KLE_STANDIN_FAIL item '%s' (want entry:N:CUresult)\n", Item.c_str());
-          } else {
-            Config::Fault F;
-            F.Entry = baseName(Item.substr(0, C1));
-            std::string NS = Item.substr(C1 + 1, C2 - C1 - 1);
-            F.OrLater = !NS.empty() && NS.back() == '+';
-            F.N = strtoull(NS.c_str(), nullptr, 10);
-            F.Code = parseResult(Item.substr(C2 + 1));
-            C->Faults.push_back(F);
-          }
-        }
-        if (Comma == std::string::npos)
-          break;
-        Pos = Comma + 1;
-      }
-    }
     return C;
   }();
   return *C;
+}
+
+const standin::Config &core() {
+  (void)cfg();
+  return standin::cfg();
 }
 
 //===----------------------------------------------------------------------===//
 // Entry accounting and fault injection
 //===----------------------------------------------------------------------===//
 
-EntryStat *registerEntry(const char *Name) {
-  Global &G = g();
-  std::lock_guard<std::mutex> L(G.StatsMtx);
-  auto *E = new EntryStat();
-  E->Name = Name;
-  E->Base = baseName(Name);
-  auto &BC = G.BaseCounters[E->Base];
-  if (!BC)
-    BC = new std::atomic<uint64_t>(0);
-  E->BaseCalls = BC;
-  G.Stats.push_back(E);
-  return E;
-}
-
-// Returns CUDA_SUCCESS or the injected error.
-CUresult enter(EntryStat &E) {
-  E.Calls++;
-  uint64_t N = ++*E.BaseCalls;
-  for (auto &F : cfg().Faults) {
-    if (F.Entry != E.Base)
-      continue;
-    if (N == F.N || (F.OrLater && N >= F.N)) {
-      say("injected failure: %s call #%llu -> %d", E.Name,
-          (unsigned long long)N, (int)F.Code);
-      return F.Code;
-    }
-  }
-  return CUDA_SUCCESS;
-}
+// Calls per entry point and fault injection are the core's; the injected
+// value is a CUresult.
+using standin::registerEntry;
+CUresult enterCuda(EntryStat &E) { return R(standin::enter(E)); }
 
 #define ENTRY(NAME)                                                            \
   static EntryStat *ES__ = registerEntry(NAME);                                \
-  if (CUresult Inj__ = enter(*ES__))                                           \
+  if (CUresult Inj__ = enterCuda(*ES__))                                         \
   return Inj__
 
 #define NEED_INIT()                                                            \
@@ -497,124 +366,52 @@ void dropHandle(void *P) {
 }
 
 //===----------------------------------------------------------------------===//
-// Address space.  Device memory lives in a PROT_NONE reservation (device
-// pointers are not dereferenceable on the host) with separate host backing.
-// Pinned/managed memory is mapped read-write inside a second reservation.
-// Addresses are never reused, so stale pointers are always recognised.
+// Memory: the core's table (standin::mem()).  Device memory lives in its
+// PROT_NONE range (device pointers are not dereferenceable on the host) with
+// a separate backing store; pinned/managed memory is host memory.  Device
+// addresses are 512-byte granules with a granule of gap.  Small device
+// allocations are poisoned with 0xA5 (real device memory is uninitialised);
+// host and large (>= 1 MiB) device allocations read 0.  Addresses are never
+// reused, so stale pointers are always recognised.
 //===----------------------------------------------------------------------===//
-
-void reserveRegions() {
-  Global &G = g();
-  for (int Shift = 40; Shift >= 32; --Shift) {
-    size_t Sz = size_t(1) << Shift;
-    void *P = mmap(nullptr, Sz, PROT_NONE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (P == MAP_FAILED)
-      continue;
-    uintptr_t B = (reinterpret_cast<uintptr_t>(P) + 0xFFFFF) & ~uintptr_t(0xFFFFF);
-    uintptr_t E = reinterpret_cast<uintptr_t>(P) + Sz;
-    uintptr_t Mid = B + ((E - B) / 2 & ~uintptr_t(0xFFFFF));
-    G.DevBase = G.DevNext = B;
-    G.DevEnd = Mid;
-    G.HostBase = G.HostNext = Mid;
-    G.HostEnd = E;
-    return;
-  }
-  fprintf(stderr, "kle-standin: cannot reserve address space\n");
-  abort();
-}
-
-static size_t pageSize() {
-  static size_t P = sysconf(_SC_PAGESIZE);
-  return P;
-}
-
-Alloc::~Alloc() {
-  if (K == Kind::Device || K == Kind::Module) {
-    if (BackingMmapped)
-      munmap(Backing, Mapped);
-    else
-      free(Backing);
-  } else if (Mapped) {
-    // Return the range to PROT_NONE; it is never handed out again.
-    mmap(reinterpret_cast<void *>(Addr), Mapped, PROT_NONE,
-         MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
-  }
-}
 
 static constexpr size_t kTotalMem = size_t(80) << 30; // H100 SXM 80 GB
 
+size_t liveDeviceBytes() {
+  size_t LN[standin::MaxKinds], LB[standin::MaxKinds], PN[standin::MaxKinds],
+      PB[standin::MaxKinds];
+  standin::mem().counts(LN, LB, PN, PB);
+  return LB[int(MemKind::Device)] + LB[int(MemKind::Module)];
+}
+
 // Caller holds g().Mtx.
-CUresult newAllocLocked(Kind K, size_t Size, Ctx *Owner, AllocP &Out) {
-  Global &G = g();
+CUresult newAllocLocked(MemKind K, size_t Size, Ctx *Owner, AllocP &Out) {
   if (Size == 0)
     return CUDA_ERROR_INVALID_VALUE;
-  auto A = std::make_shared<Alloc>();
-  A->K = K;
-  A->Size = Size;
-  A->Owner = Owner;
-  if (K == Kind::Device || K == Kind::Module) {
-    size_t Used = G.LiveBytes[0] + G.LiveBytes[3];
+  bool Dev = K == MemKind::Device || K == MemKind::Module;
+  if (Dev) {
+    size_t Used = liveDeviceBytes();
     if (Size > kTotalMem || Used + Size > kTotalMem)
       return ERR_OUT_OF_MEMORY;
-    size_t Span = (Size + 511) & ~size_t(511);
-    if (G.DevNext + Span + 512 > G.DevEnd)
-      return ERR_OUT_OF_MEMORY;
-    A->Addr = G.DevNext;
-    G.DevNext += Span + 512; // guard gap between allocations
-    if (Size >= (size_t(1) << 20)) {
-      A->Mapped = (Size + pageSize() - 1) & ~(pageSize() - 1);
-      void *P = mmap(nullptr, A->Mapped, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-      if (P == MAP_FAILED)
-        return ERR_OUT_OF_MEMORY;
-      A->Backing = static_cast<uint8_t *>(P);
-      A->BackingMmapped = true;
-    } else {
-      A->Backing = static_cast<uint8_t *>(malloc(Size));
-      if (!A->Backing)
-        return ERR_OUT_OF_MEMORY;
-      // Real device memory is uninitialised; use a recognisable pattern.
-      memset(A->Backing, 0xA5, Size);
-    }
-  } else {
-    size_t Map = (Size + pageSize() - 1) & ~(pageSize() - 1);
-    if (G.HostNext + Map + pageSize() > G.HostEnd)
-      return ERR_OUT_OF_MEMORY;
-    void *P = mmap(reinterpret_cast<void *>(G.HostNext), Map,
-                   PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
-    if (P == MAP_FAILED)
-      return ERR_OUT_OF_MEMORY;
-    A->Addr = G.HostNext;
-    A->Mapped = Map;
-    A->Backing = static_cast<uint8_t *>(P);
-    G.HostNext += Map + pageSize(); // guard page
   }
-  A->Id = G.NextAllocId++;
-  int KI = static_cast<int>(K);
-  G.LiveCount[KI]++;
-  G.LiveBytes[KI] += Size;
-  G.PeakCount[KI] = std::max(G.PeakCount[KI], G.LiveCount[KI]);
-  G.PeakBytes[KI] = std::max(G.PeakBytes[KI], G.LiveBytes[KI]);
-  G.Live[A->Addr] = A;
+  auto A = std::make_shared<Alloc>();
+  A->K = K;
+  A->Owner = Owner;
+  int Poison = Dev && Size < (size_t(1) << 20) ? 0xA5 : -1;
+  if (!standin::mem().allocate(int(K), Size, Dev, Poison, /*Counted=*/true, A,
+                               /*DevGranule=*/512, /*ReturnOnDrop=*/true))
+    return ERR_OUT_OF_MEMORY;
   Out = A;
   return CUDA_SUCCESS;
 }
 
+AllocP asAlloc(const standin::BlockP &B) {
+  return std::static_pointer_cast<Alloc>(B);
+}
+
 // Caller holds g().Mtx.  Finds the allocation containing [P, P+N).
 AllocP resolveLocked(uintptr_t P, size_t N) {
-  Global &G = g();
-  auto It = G.Live.upper_bound(P);
-  if (It == G.Live.begin())
-    return nullptr;
-  --It;
-  Alloc &A = *It->second;
-  if (P < A.Addr || P >= A.Addr + A.Size)
-    return nullptr;
-  if (N > A.Size - (P - A.Addr))
-    return nullptr;
-  return It->second;
+  return asAlloc(standin::mem().resolve(P, N));
 }
 
 AllocP resolve(uintptr_t P, size_t N) {
@@ -622,21 +419,13 @@ AllocP resolve(uintptr_t P, size_t N) {
   return resolveLocked(P, N);
 }
 
-bool inDeviceRange(uintptr_t P) {
-  return P >= g().DevBase && P < g().DevEnd;
-}
+bool inDeviceRange(uintptr_t P) { return standin::mem().inDeviceRange(P); }
 
 // Caller holds g().Mtx.
 void releaseLocked(const AllocP &A, const char *By) {
-  Global &G = g();
-  A->Freed = true;
   A->FreedBy = By;
-  G.Live.erase(A->Addr);
-  G.FreedStarts.insert(A->Addr);
-  int KI = static_cast<int>(A->K);
-  G.LiveCount[KI]--;
-  G.LiveBytes[KI] -= A->Size;
-  for (LaunchRec *LR : A->Pending) {
+  standin::mem().release(A);
+  for (LaunchRec *LR : A->Launches) {
     if (LR->Completed || LR->ReportedFree)
       continue;
     LR->ReportedFree = true;
@@ -651,7 +440,7 @@ void releaseLocked(const AllocP &A, const char *By) {
 }
 
 void recordWriteLocked(Alloc &A, uintptr_t Lo, size_t N, Stream *S,
-                       Kind SrcKind, bool SrcPageable) {
+                       MemKind SrcKind, bool SrcPageable) {
   WriteRec W{Lo, Lo + N, S, ++g().WriteOrder, SrcKind, SrcPageable};
   A.Writes.push_back(W);
   if (A.Writes.size() > 16)
@@ -684,9 +473,9 @@ void streamWorker(Stream *S) {
         return;
       O = S->Q.front();
     }
-    uint64_t D = cfg().DelayMin;
-    if (cfg().DelayMax > cfg().DelayMin)
-      D += S->Rng() % (cfg().DelayMax - cfg().DelayMin + 1);
+    uint64_t D = core().DelayMin;
+    if (core().DelayMax > core().DelayMin)
+      D += S->Rng() % (core().DelayMax - core().DelayMin + 1);
     if (D)
       std::this_thread::sleep_for(std::chrono::microseconds(D));
     O->Run(*O);
@@ -708,7 +497,7 @@ Stream *newStream(Ctx *C, bool IsDefault) {
   S->C = C;
   S->IsDefault = IsDefault;
   S->Id = ++g().StreamIds;
-  S->Rng.seed(cfg().Seed + S->Id * 7919);
+  S->Rng.seed(core().Seed + S->Id * 7919);
   {
     std::lock_guard<std::mutex> L(workers().M);
     workers().Workers.emplace_back(S, std::thread(streamWorker, S));
@@ -803,15 +592,19 @@ void liveReport(const char *At, Ctx *Only) {
   size_t PC[4], PB[4];
   {
     std::lock_guard<std::mutex> L(G.Mtx);
-    for (auto &KV : G.Live) {
-      if (Only && KV.second->Owner != Only)
+    for (auto &Blk : standin::mem().live()) {
+      AllocP A = asAlloc(Blk);
+      if (Only && A->Owner != Only)
         continue;
-      int KI = static_cast<int>(KV.second->K);
+      int KI = static_cast<int>(A->K);
       C[KI]++;
-      B[KI] += KV.second->Size;
+      B[KI] += A->Size;
     }
-    memcpy(PC, G.PeakCount, sizeof(PC));
-    memcpy(PB, G.PeakBytes, sizeof(PB));
+    size_t LN[standin::MaxKinds], LB[standin::MaxKinds], PN[standin::MaxKinds],
+        PBy[standin::MaxKinds];
+    standin::mem().counts(LN, LB, PN, PBy);
+    for (int K = 0; K < 4; ++K)
+      PC[K] = PN[K], PB[K] = PBy[K];
   }
   say("live device=%zu pinned=%zu managed=%zu (bytes device=%zu pinned=%zu "
       "managed=%zu) at=%s",
@@ -820,44 +613,12 @@ void liveReport(const char *At, Ctx *Only) {
       "managed=%zu)",
       PC[0], PC[1], PC[2], PB[0], PB[1], PB[2]);
   say("launches=%llu violations=%llu",
-      (unsigned long long)G.LaunchIndex.load(),
-      (unsigned long long)G.Violations.load());
+      (unsigned long long)standin::launches(),
+      (unsigned long long)standin::violations());
 }
 
-void statsReport() {
-  Global &G = g();
-  if (!cfg().Stats && cfg().StatsFile.empty())
-    return;
-  std::map<std::string, uint64_t> Calls;
-  uint64_t Sum = 0;
-  {
-    std::lock_guard<std::mutex> L(G.StatsMtx);
-    for (EntryStat *E : G.Stats) {
-      uint64_t N = E->Calls.load();
-      if (N) {
-        Calls[E->Name] += N;
-        Sum += N;
-      }
-    }
-    if (Sum == G.LastStatsSum)
-      return; // nothing new since the last report
-    G.LastStatsSum = Sum;
-  }
-  if (cfg().Stats)
-    for (auto &KV : Calls)
-      say("calls %s=%llu", KV.first.c_str(), (unsigned long long)KV.second);
-  if (!cfg().StatsFile.empty()) {
-    if (FILE *F = fopen(cfg().StatsFile.c_str(), "w")) {
-      for (auto &KV : Calls)
-        fprintf(F, "%s %llu\n", KV.first.c_str(),
-                (unsigned long long)KV.second);
-      fprintf(F, "#launches %llu\n#violations %llu\n",
-              (unsigned long long)G.LaunchIndex.load(),
-              (unsigned long long)G.Violations.load());
-      fclose(F);
-    }
-  }
-}
+// "kle-standin: calls <exported name>=<n>" (the core's, by exported name).
+void statsReport() { standin::statsReport(); }
 
 bool anyCtxAlive() {
   std::lock_guard<std::mutex> L(g().Mtx);
@@ -871,18 +632,11 @@ bool anyCtxAlive() {
 }
 
 // Final report.  If violations happened the process exit status is forced to
-// cfg().ExitCode (97) with _exit().
+// KLE_STANDIN_EXIT_CODE (97) with _exit() (the core's exitIfViolations).
 void finalReport(const char *At) {
   liveReport(At, nullptr);
   statsReport();
-  uint64_t V = g().Violations.load();
-  if (V) {
-    say("FAILED: %llu KLE contract violation(s); exiting with status %d",
-        (unsigned long long)V, cfg().ExitCode);
-    fflush(stdout);
-    fflush(stderr);
-    _exit(cfg().ExitCode);
-  }
+  standin::exitIfViolations(nullptr);
 }
 
 void onExit() {
@@ -892,7 +646,7 @@ void onExit() {
     // destructor, which runs after this handler; the report (and the forced
     // exit status) then happens at that release.  Violations already seen
     // fail the process now.
-    if (g().Violations.load())
+    if (standin::violations())
       finalReport("exit");
     liveReport("exit(contexts-still-active)", nullptr);
     statsReport();
@@ -909,7 +663,7 @@ __attribute__((constructor)) void standinInit() {
 
 __attribute__((destructor)) void standinFini() {
   g().Exiting = true;
-  if (g().Violations.load())
+  if (standin::violations())
     finalReport("fini");
   statsReport();
   // Stop and join the stream workers before our code is unmapped.
@@ -971,9 +725,9 @@ void destroyCtx(Ctx *C, const char *Why) {
     for (Stream *S : Ss)
       g().Handles.erase(S);
     std::vector<AllocP> Owned;
-    for (auto &KV : g().Live)
-      if (KV.second->Owner == C)
-        Owned.push_back(KV.second);
+    for (auto &Blk : standin::mem().live())
+      if (asAlloc(Blk)->Owner == C)
+        Owned.push_back(asAlloc(Blk));
     for (auto &A : Owned)
       releaseLocked(A, "context destruction");
   }
@@ -1154,7 +908,7 @@ CUresult loadModule(const void *Image, Module *&Out) {
       if (!isDataSec(SI.Name) || SI.Sh.sh_size == 0)
         continue;
       AllocP Seg;
-      if (CUresult Err = newAllocLocked(Kind::Module, SI.Sh.sh_size,
+      if (CUresult Err = newAllocLocked(MemKind::Module, SI.Sh.sh_size,
                                         CurrentCtx, Seg))
         return Err;
       if (SI.Sh.sh_type == SHT_NOBITS) {
@@ -1270,7 +1024,7 @@ CUresult loadModule(const void *Image, Module *&Out) {
     memcpy(&F->ReductionDataSize, B + 20, 4);
     memcpy(&F->ReductionBufferLength, B + 24, 4);
   }
-  if (cfg().Verbose) {
+  if (core().Verbose) {
     for (auto &KV : M->Funcs)
       say("module: kernel %s params=%zu bytes=%u maxthreads=%d kenv=%d "
           "exec_mode=%u red=%dx%d",
@@ -1291,14 +1045,14 @@ CUresult loadModule(const void *Image, Module *&Out) {
 // Copies
 //===----------------------------------------------------------------------===//
 
-// Kind of a host-side pointer: pinned/managed if tracked, pageable otherwise.
+// The kind of a host-side pointer: pinned/managed if tracked, pageable otherwise.
 // Device pointers on the host side are an error.
 enum class HostSide { Pageable, Tracked, DevicePtr };
 
 HostSide classifyHost(uintptr_t P, size_t N, AllocP &A) {
   A = resolve(P, N);
   if (A)
-    return A->K == Kind::Device || A->K == Kind::Module ? HostSide::DevicePtr
+    return A->K == MemKind::Device || A->K == MemKind::Module ? HostSide::DevicePtr
                                                         : HostSide::Tracked;
   if (inDeviceRange(P))
     return HostSide::DevicePtr;
@@ -1343,15 +1097,15 @@ CUresult doCopy(const char *What, uintptr_t Dst, bool DstIsHostArg,
   // Pinned source of a small async H2D copy: remember the bytes at enqueue
   // time to detect a staging slot recycled before the DMA ran.
   std::shared_ptr<std::vector<uint8_t>> AtEnqueue;
-  if (S && SA && SA->K == Kind::Pinned && DA &&
-      (DA->K == Kind::Device) && N <= 4096) {
+  if (S && SA && SA->K == MemKind::Pinned && DA &&
+      (DA->K == MemKind::Device) && N <= 4096) {
     AtEnqueue = std::make_shared<std::vector<uint8_t>>(N);
     memcpy(AtEnqueue->data(), SA->host(Src), N);
   }
   if (DA) {
     std::lock_guard<std::mutex> L(g().Mtx);
     recordWriteLocked(*DA, Dst, N, S,
-                      SA ? SA->K : Kind::Pinned, SrcPageable);
+                      SA ? SA->K : MemKind::Pinned, SrcPageable);
   }
 
   auto Body = [=](Op &Self) {
@@ -1404,7 +1158,7 @@ CUresult doMemset(uintptr_t Dst, size_t Pitch, unsigned Val, size_t ElemSize,
     return CUDA_ERROR_INVALID_VALUE;
   {
     std::lock_guard<std::mutex> L(g().Mtx);
-    recordWriteLocked(*DA, Dst, Span, S, Kind::Device, false);
+    recordWriteLocked(*DA, Dst, Span, S, MemKind::Device, false);
   }
   auto O = std::make_shared<Op>();
   O->What = "memset";
@@ -1470,7 +1224,7 @@ void unregisterPending(LaunchRec &LR) {
   for (AllocP *AP : {&LR.KleAlloc, &LR.RedAlloc}) {
     if (!*AP)
       continue;
-    auto &V = (*AP)->Pending;
+    auto &V = (*AP)->Launches;
     V.erase(std::remove(V.begin(), V.end(), &LR), V.end());
   }
 }
@@ -1512,7 +1266,7 @@ void checkKle(LaunchRec &LR, const char *Phase) {
 
 void executeKernel(LaunchRec &LR) {
   Func *F = LR.F;
-  if (cfg().Verbose)
+  if (core().Verbose)
     say("exec launch #%llu '%s' on stream %llu dyn_ptr=%#llx",
         (unsigned long long)LR.Index, F->Name.c_str(),
         (unsigned long long)LR.S->Id, (unsigned long long)LR.Dyn);
@@ -1531,14 +1285,14 @@ void executeKernel(LaunchRec &LR) {
       Buf &= ~uintptr_t(kle::KLEDeviceCountersTag);
       size_t Need = size_t(F->ReductionDataSize) * F->ReductionBufferLength;
       AllocP RA, CA;
-      Kind CK = Kind::Device;
+      MemKind CK = MemKind::Device;
       uint64_t CountersNow = ~0ull;
       {
         std::lock_guard<std::mutex> L(g().Mtx);
         RA = resolveLocked(Buf, Need);
         if (RA) {
           LR.RedAlloc = RA;
-          RA->Pending.push_back(&LR);
+          RA->Launches.push_back(&LR);
         }
         if (DeviceCounters) {
           CA = resolveLocked(Word0, kle::KLECounterBytes);
@@ -1568,7 +1322,7 @@ void executeKernel(LaunchRec &LR) {
                     "allocation of >= %u bytes",
                     F->Name.c_str(), (unsigned long long)Word0,
                     kle::KLECounterBytes);
-        else if (CK != Kind::Device)
+        else if (CK != MemKind::Device)
           violation(LR.Index,
                     "kernel '%s': KLE counters %#llx are %s memory; device "
                     "atomics would reach it (must be device memory)",
@@ -1587,8 +1341,8 @@ void executeKernel(LaunchRec &LR) {
       }
     }
   }
-  if (cfg().KernelUs)
-    std::this_thread::sleep_for(std::chrono::microseconds(cfg().KernelUs));
+  if (core().KernelUs)
+    std::this_thread::sleep_for(std::chrono::microseconds(core().KernelUs));
   if (LR.HasKle && !LR.ReportedFree)
     checkKle(LR, "end");
   unregisterPending(LR);
@@ -1606,14 +1360,13 @@ EXPORT CUresult cuInit(unsigned Flags) {
     return CUDA_ERROR_INVALID_VALUE;
   std::lock_guard<std::mutex> L(g().Mtx);
   if (!g().Initialized) {
-    reserveRegions();
     g().PrimaryCtx.assign(cfg().NumDevices, nullptr);
     g().DevFlags.assign(cfg().NumDevices, 0);
     g().Initialized = true;
-    if (cfg().Verbose)
+    if (core().Verbose)
       fprintf(stderr, "kle-standin: cuInit devices=%d delay=%llu:%llu us expect=%d\n",
-              cfg().NumDevices, (unsigned long long)cfg().DelayMin,
-              (unsigned long long)cfg().DelayMax, (int)cfg().Mode);
+              cfg().NumDevices, (unsigned long long)core().DelayMin,
+              (unsigned long long)core().DelayMax, (int)cfg().Mode);
   }
   if (cfg().NumDevices == 0)
     return CUDA_ERROR_NO_DEVICE;
@@ -1976,7 +1729,7 @@ EXPORT CUresult cuCtxEnablePeerAccess(CUcontext Peer, unsigned Flags) {
 
 //===------------------------------- memory -------------------------------===//
 
-static CUresult allocCommon(Kind K, size_t Size, uintptr_t &Out) {
+static CUresult allocCommon(MemKind K, size_t Size, uintptr_t &Out) {
   NEED_CTX();
   AllocP A;
   std::lock_guard<std::mutex> L(g().Mtx);
@@ -1991,7 +1744,7 @@ EXPORT CUresult cuMemAlloc(CUdeviceptr *P, size_t Size) { // -> cuMemAlloc_v2
   if (!P)
     return CUDA_ERROR_INVALID_VALUE;
   uintptr_t A;
-  if (CUresult Err = allocCommon(Kind::Device, Size, A))
+  if (CUresult Err = allocCommon(MemKind::Device, Size, A))
     return Err;
   *P = A;
   return CUDA_SUCCESS;
@@ -2002,7 +1755,7 @@ EXPORT CUresult cuMemAllocHost(void **P, size_t Size) { // -> _v2
   if (!P)
     return CUDA_ERROR_INVALID_VALUE;
   uintptr_t A;
-  if (CUresult Err = allocCommon(Kind::Pinned, Size, A))
+  if (CUresult Err = allocCommon(MemKind::Pinned, Size, A))
     return Err;
   *P = reinterpret_cast<void *>(A);
   return CUDA_SUCCESS;
@@ -2015,7 +1768,7 @@ EXPORT CUresult cuMemAllocManaged(CUdeviceptr *P, size_t Size, unsigned Flags) {
   if (Flags != CU_MEM_ATTACH_GLOBAL && Flags != CU_MEM_ATTACH_HOST)
     return CUDA_ERROR_INVALID_VALUE;
   uintptr_t A;
-  if (CUresult Err = allocCommon(Kind::Managed, Size, A))
+  if (CUresult Err = allocCommon(MemKind::Managed, Size, A))
     return Err;
   *P = A;
   return CUDA_SUCCESS;
@@ -2030,7 +1783,7 @@ EXPORT CUresult cuMemAllocAsync(CUdeviceptr *P, size_t Size, CUstream H) {
   if (!streamArg(H, Err))
     return Err;
   uintptr_t A;
-  if (CUresult E2 = allocCommon(Kind::Device, Size, A))
+  if (CUresult E2 = allocCommon(MemKind::Device, Size, A))
     return E2;
   *P = A;
   return CUDA_SUCCESS;
@@ -2041,9 +1794,9 @@ static CUresult freeCommon(uintptr_t P, bool Host, const char *By) {
   if (!P)
     return CUDA_SUCCESS; // freeing NULL is a no-op
   std::lock_guard<std::mutex> L(g().Mtx);
-  auto It = g().Live.find(P);
-  if (It == g().Live.end()) {
-    if (g().FreedStarts.count(P))
+  AllocP A = asAlloc(standin::mem().liveByStart(P));
+  if (!A) {
+    if (standin::mem().wasFreed(P))
       say("%s(%#llx): double free -> CUDA_ERROR_INVALID_VALUE", By,
           (unsigned long long)P);
     else
@@ -2051,9 +1804,8 @@ static CUresult freeCommon(uintptr_t P, bool Host, const char *By) {
           "CUDA_ERROR_INVALID_VALUE", By, (unsigned long long)P);
     return CUDA_ERROR_INVALID_VALUE;
   }
-  AllocP A = It->second;
-  bool IsHost = A->K == Kind::Pinned;
-  if (A->K == Kind::Module || IsHost != Host) {
+  bool IsHost = A->K == MemKind::Pinned;
+  if (A->K == MemKind::Module || IsHost != Host) {
     say("%s(%#llx): wrong kind (%s) -> CUDA_ERROR_INVALID_VALUE", By,
         (unsigned long long)P, kindName(A->K));
     return CUDA_ERROR_INVALID_VALUE;
@@ -2081,9 +1833,8 @@ EXPORT CUresult cuMemFreeAsync(CUdeviceptr P, CUstream H) {
     return Err;
   {
     std::lock_guard<std::mutex> L(g().Mtx);
-    auto It = g().Live.find(P);
-    if (It == g().Live.end() || It->second->K == Kind::Pinned ||
-        It->second->K == Kind::Module)
+    AllocP A = asAlloc(standin::mem().liveByStart(P));
+    if (!A || A->K == MemKind::Pinned || A->K == MemKind::Module)
       return CUDA_ERROR_INVALID_VALUE;
   }
   Ctx *C = CurrentCtx;
@@ -2106,7 +1857,7 @@ EXPORT CUresult cuMemGetInfo(size_t *Free, size_t *Total) { // -> _v2
     return CUDA_ERROR_INVALID_VALUE;
   std::lock_guard<std::mutex> L(g().Mtx);
   *Total = kTotalMem;
-  *Free = kTotalMem - g().LiveBytes[0] - g().LiveBytes[3];
+  *Free = kTotalMem - liveDeviceBytes();
   return CUDA_SUCCESS;
 }
 
@@ -2117,7 +1868,7 @@ EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *D, void *P,
   if (!D || Flags)
     return CUDA_ERROR_INVALID_VALUE;
   AllocP A = resolve(reinterpret_cast<uintptr_t>(P), 1);
-  if (!A || A->K != Kind::Pinned)
+  if (!A || A->K != MemKind::Pinned)
     return CUDA_ERROR_INVALID_VALUE;
   *D = reinterpret_cast<CUdeviceptr>(P); // unified addressing
   return CUDA_SUCCESS;
@@ -2457,7 +2208,7 @@ EXPORT CUresult cuLaunchKernel(CUfunction H, unsigned GX, unsigned GY,
   }
 
   auto LR = new LaunchRec(); // owned by the op; freed after execution
-  LR->Index = ++g().LaunchIndex;
+  LR->Index = standin::nextLaunch();
   LR->F = F;
   LR->S = S;
   LR->Params = std::move(Bytes);
@@ -2476,7 +2227,7 @@ EXPORT CUresult cuLaunchKernel(CUfunction H, unsigned GX, unsigned GY,
               "launched without a KLE (dyn_ptr %#llx)",
               KN, F->ReductionDataSize, F->ReductionBufferLength,
               (unsigned long long)LR->Dyn);
-  if (cfg().Verbose)
+  if (core().Verbose)
     say("cuLaunchKernel #%llu '%s' grid=%u,%u,%u block=%u,%u,%u stream=%llu "
         "dyn_ptr=%#llx",
         (unsigned long long)LR->Index, KN, GX, GY, GZ, BX, BY, BZ,
@@ -2502,10 +2253,10 @@ EXPORT CUresult cuLaunchKernel(CUfunction H, unsigned GX, unsigned GY,
       AllocP A = resolveLocked(LR->Dyn, KleN);
       if (A) {
         LR->KleAlloc = A;
-        A->Pending.push_back(LR);
+        A->Launches.push_back(LR);
         memcpy(LR->Expected.data(), A->host(LR->Dyn), KleN); // launch snapshot
         Expect Mode = cfg().Mode;
-        if (Mode == Expect::ZeroCopy && A->K != Kind::Pinned)
+        if (Mode == Expect::ZeroCopy && A->K != MemKind::Pinned)
           violation(LR->Index,
                     "kernel '%s': KLE_STANDIN_EXPECT=zerocopy but dyn_ptr %#llx "
                     "is %s memory, not pinned host memory",
@@ -2530,7 +2281,7 @@ EXPORT CUresult cuLaunchKernel(CUfunction H, unsigned GX, unsigned GY,
                       KN, (unsigned long long)LR->Dyn);
         }
         if ((Mode == Expect::Copy || Mode == Expect::Staged)) {
-          if (A->K != Kind::Device) {
+          if (A->K != MemKind::Device) {
             violation(LR->Index,
                       "kernel '%s': KLE_STANDIN_EXPECT=%s but dyn_ptr %#llx is "
                       "%s memory, not device memory",
@@ -2557,7 +2308,7 @@ EXPORT CUresult cuLaunchKernel(CUfunction H, unsigned GX, unsigned GY,
                         (unsigned long long)(Last->S ? Last->S->Id : 0),
                         (unsigned long long)S->Id);
             else if (Mode == Expect::Staged &&
-                     (Last->SrcPageable || Last->SrcKind != Kind::Pinned))
+                     (Last->SrcPageable || Last->SrcKind != MemKind::Pinned))
               violation(LR->Index,
                         "kernel '%s': KLE_STANDIN_EXPECT=staged but the KLE "
                         "copy's source was %s memory, not a pinned staging slot",

@@ -1,67 +1,50 @@
-# CPU stand-in for the CUDA driver (libcuda.so.1). TEST-ONLY.
+# The CUDA front (included from ../CMakeLists.txt): the CPU stand-in for the
+# CUDA driver (libcuda.so.1), over the shared core. TEST-ONLY.
 #
 # Builds a shared library that exports the driver entry points the upstream
 # CUDA plugin (offload/plugins-nextgen/cuda, dlopen mode) looks up, so the
 # plugin's launch path, KLE lifetimes and failure handling can be exercised on
 # machines without a GPU.  See README.md.
 #
-# This project deliberately defines NO install() rules: the library must never
-# end up next to a real driver.  It is written to
+# No install() rules: the library must never end up next to a real driver.
+# It is written to
 #   <build>/lib/libcuda.so.1   (plus libcuda.so -> libcuda.so.1, because the
 #                               upstream dlopen plugin opens "libcuda.so")
-#
-# Stand-alone build:
-#   cmake -G Ninja -S test/cuda-standin -B /tmp/standin -DCMAKE_CXX_COMPILER=clang++-22
-#   ninja -C /tmp/standin
-cmake_minimum_required(VERSION 3.20)
-project(kle_cuda_standin LANGUAGES CXX)
-
-set(CMAKE_CXX_STANDARD 17)
-set(CMAKE_CXX_STANDARD_REQUIRED ON)
-set(CMAKE_CXX_EXTENSIONS OFF)
-
-set(KLE_UPSTREAM_OFFLOAD_DIR "${CMAKE_CURRENT_SOURCE_DIR}/../../build/src/offload" CACHE PATH
-    "The patched offload/ tree (build/src/offload): the plugin's own dynamic_cuda/cuda.h is used so the ABI matches, and Shared/KLEAbi.h")
+set(KLE_STANDIN_CUDA_SRC "${CMAKE_CURRENT_SOURCE_DIR}/cuda")
 set(KLE_STANDIN_CUDA_H_DIR "${KLE_UPSTREAM_OFFLOAD_DIR}/plugins-nextgen/cuda/dynamic_cuda")
 if(NOT EXISTS "${KLE_STANDIN_CUDA_H_DIR}/cuda.h")
-  message(FATAL_ERROR "cuda-standin: ${KLE_STANDIN_CUDA_H_DIR}/cuda.h not found; set KLE_UPSTREAM_OFFLOAD_DIR")
+  message(FATAL_ERROR "standin/cuda: ${KLE_STANDIN_CUDA_H_DIR}/cuda.h not found; set KLE_UPSTREAM_OFFLOAD_DIR")
 endif()
 
-find_package(Threads REQUIRED)
 find_path(LIBELF_INCLUDE_DIR NAMES libelf.h gelf.h PATH_SUFFIXES libelf)
 find_library(LIBELF_LIBRARY NAMES elf)
 if(NOT LIBELF_INCLUDE_DIR OR NOT LIBELF_LIBRARY)
-  message(FATAL_ERROR "cuda-standin: libelf (libelf-dev) is required")
+  message(FATAL_ERROR "standin/cuda: libelf (libelf-dev) is required")
 endif()
 
-set(KLE_STANDIN_OUT_DIR "${CMAKE_CURRENT_BINARY_DIR}/lib")
-
-add_library(kle_cuda_standin SHARED src/standin.cpp)
+add_library(kle_cuda_standin SHARED "${KLE_STANDIN_CUDA_SRC}/cuda_standin.cpp")
 target_include_directories(kle_cuda_standin PRIVATE "${KLE_STANDIN_CUDA_H_DIR}" "${LIBELF_INCLUDE_DIR}"
-  "${KLE_UPSTREAM_OFFLOAD_DIR}/include")
-target_link_libraries(kle_cuda_standin PRIVATE Threads::Threads "${LIBELF_LIBRARY}")
+  "${KLE_UPSTREAM_OFFLOAD_DIR}/include" "${CMAKE_CURRENT_SOURCE_DIR}/core")
+target_link_libraries(kle_cuda_standin PRIVATE kle_standin_core Threads::Threads "${LIBELF_LIBRARY}")
 target_compile_options(kle_cuda_standin PRIVATE -Wall -Wno-unused-parameter -fvisibility=hidden)
 # -DKLE_STANDIN_SANITIZER=thread: instrument the stand-in too, so that
 # ThreadSanitizer sees its own synchronisation (scripts/sanitizer-check.sh).
-set(KLE_STANDIN_SANITIZER "" CACHE STRING "Build the stand-in with this sanitizer (thread or empty)")
 if(KLE_STANDIN_SANITIZER STREQUAL "thread")
   target_compile_options(kle_cuda_standin PRIVATE -fsanitize=thread -g)
   target_link_options(kle_cuda_standin PRIVATE -fsanitize=thread)
-elseif(NOT KLE_STANDIN_SANITIZER STREQUAL "")
-  message(FATAL_ERROR "KLE_STANDIN_SANITIZER must be thread or empty")
 else()
   # Every symbol resolved at link time (the sanitizer runtime is only
   # provided by the executable, so not with a sanitizer).
   target_link_options(kle_cuda_standin PRIVATE -Wl,-z,defs)
 endif()
 target_link_options(kle_cuda_standin PRIVATE
-  "-Wl,--version-script=${CMAKE_CURRENT_SOURCE_DIR}/src/standin.map")
+  "-Wl,--version-script=${KLE_STANDIN_CUDA_SRC}/cuda_standin.map")
 set_target_properties(kle_cuda_standin PROPERTIES
   OUTPUT_NAME "cuda"
   PREFIX "lib"
   SUFFIX ".so.1"
   LIBRARY_OUTPUT_DIRECTORY "${KLE_STANDIN_OUT_DIR}"
-  LINK_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/src/standin.map")
+  LINK_DEPENDS "${KLE_STANDIN_CUDA_SRC}/cuda_standin.map")
 # Force the SONAME (CMake would otherwise derive it from OUTPUT_NAME/SUFFIX).
 target_link_options(kle_cuda_standin PRIVATE "-Wl,-soname,libcuda.so.1")
 set_property(TARGET kle_cuda_standin PROPERTY NO_SONAME ON)
@@ -72,7 +55,7 @@ add_custom_command(TARGET kle_cuda_standin POST_BUILD
   VERBATIM)
 
 # Direct driver-API self test (does not need clang/OpenMP).
-add_executable(kle_standin_selftest selftest/selftest.cpp)
+add_executable(kle_standin_selftest "${KLE_STANDIN_CUDA_SRC}/selftest/selftest.cpp")
 target_include_directories(kle_standin_selftest PRIVATE "${KLE_STANDIN_CUDA_H_DIR}")
 target_link_libraries(kle_standin_selftest PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
 set_target_properties(kle_standin_selftest PROPERTIES
@@ -91,18 +74,17 @@ if(KLE_STANDIN_PTXAS AND CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
     COMMAND ${CMAKE_CXX_COMPILER} -x cuda --cuda-gpu-arch=sm_90
             "--cuda-path=${KLE_STANDIN_CUDA_PATH}" -nocudalib -nocudainc
             --cuda-device-only -Wno-unknown-cuda-version -c
-            "${CMAKE_CURRENT_SOURCE_DIR}/selftest/kernels.cu" -o "${KLE_STANDIN_CUBIN}"
-    DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/selftest/kernels.cu"
-    COMMENT "cuda-standin: building sm_90 selftest cubin")
+            "${KLE_STANDIN_CUDA_SRC}/selftest/kernels.cu" -o "${KLE_STANDIN_CUBIN}"
+    DEPENDS "${KLE_STANDIN_CUDA_SRC}/selftest/kernels.cu"
+    COMMENT "standin/cuda: building sm_90 selftest cubin")
   add_custom_target(kle_standin_selftest_cubin ALL DEPENDS "${KLE_STANDIN_CUBIN}")
   target_compile_definitions(kle_standin_selftest PRIVATE
     KLE_STANDIN_SELFTEST_CUBIN="${KLE_STANDIN_CUBIN}")
   add_dependencies(kle_standin_selftest kle_standin_selftest_cubin)
 else()
-  message(STATUS "cuda-standin: no ptxas/clang; selftest will use its synthetic ELF only")
+  message(STATUS "standin/cuda: no ptxas/clang; selftest will use its synthetic ELF only")
 endif()
 
-enable_testing()
 foreach(case overwrite free staged-race correct staged-ok api)
   add_test(NAME kle_standin_selftest_${case}
            COMMAND kle_standin_selftest ${case})
@@ -110,7 +92,7 @@ endforeach()
 # The check script asserts that overwrite/free FAIL with VIOLATION lines and
 # correct passes with zero violations.
 add_test(NAME kle_standin_selftest_all
-         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/selftest/run-selftest.sh
+         COMMAND ${KLE_STANDIN_CUDA_SRC}/selftest/run-selftest.sh
                  $<TARGET_FILE:kle_standin_selftest>)
 set_tests_properties(kle_standin_selftest_overwrite kle_standin_selftest_free kle_standin_selftest_staged-race
                      PROPERTIES WILL_FAIL TRUE)

@@ -1,4 +1,4 @@
-// Tiny sm_90 kernels for the cuda-standin self test.  Built with
+// Tiny sm_90 kernels for the CUDA stand-in's self test.  Built with
 //   clang++ -x cuda --cuda-gpu-arch=sm_90 -nocudalib -nocudainc --cuda-device-only
 // (no CUDA headers, hence the attribute spellings below).
 #define __global__ __attribute__((global))
