@@ -10,7 +10,7 @@ scripts/setup.sh runs it after the examples table. It runs the examples
   transport (RESULT OK or not, and the launches each transport served), then
   a quick latency comparison, 1-team synchronous launches per transport and
   the no-KLE baseline (bench/kle-compare.py --quick, narrowed to teams:1).
-- Without one, on the CUDA driver stand-in (test/cuda-standin, the sm_90
+- Without one, on the CUDA driver stand-in (test/standin/cuda, the sm_90
   images): per transport, KLE-contract violations the stand-in found (must
   be 0), host-to-device copies and device allocations per launch for the
   KLE, and host ns per launch in the plugin's KLE path, under a banner that

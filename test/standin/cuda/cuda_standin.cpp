@@ -2269,7 +2269,7 @@ EXPORT CUresult cuLaunchKernel(CUfunction H, unsigned GX, unsigned GY,
               A->Writes.begin(), A->Writes.end(), [&](const WriteRec &W) {
                 return W.Lo <= LR->Dyn && W.Hi >= LR->Dyn + KleN;
               });
-          if (A->K != Kind::Device)
+          if (A->K != MemKind::Device)
             violation(LR->Index,
                       "kernel '%s': KLE_STANDIN_EXPECT=resident but dyn_ptr "
                       "%#llx is %s memory, not device memory",
