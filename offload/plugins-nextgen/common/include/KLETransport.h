@@ -98,6 +98,9 @@ struct KLELaunchTy {
   /// Resident: this launch queued a write of the slot's device KLE, so the
   /// slot waits for the queue even if the kernel was not enqueued.
   bool WroteKLE = false;
+  /// The kernel has a KLE (a cross-team reduction): finish() is timed only
+  /// then, as prepare() is.
+  bool HasKLE = false;
 };
 
 /// Per-device transport counters, for the deinit report and tests.
@@ -238,12 +241,26 @@ private:
   /// bytes; default 64 KiB, 0 = none): bounds the device memory held by the
   /// pool to SlotBufferLimit per slot in use at the peak.
   uint64_t SlotBufferLimit = 64 * 1024;
+  /// Most device memory all slots' kept buffers may hold together
+  /// (LIBOMPTARGET_KLE_SLOT_BUFFER_TOTAL, bytes; default 4 MiB, 0 = none):
+  /// past it a launch allocates its buffer per launch, as copy does, so the
+  /// pool never holds more than this much device memory in reduction
+  /// buffers whatever the number of slots.
+  uint64_t SlotBufferTotalLimit = 4 * 1024 * 1024;
+  /// Bytes reserved against SlotBufferTotalLimit (compare-exchange before a
+  /// slot allocates its buffer; released when a buffer is replaced), so the
+  /// bound holds exactly without SlotBuffersMutex.
+  std::atomic<uint64_t> SlotBufferBytesNow = 0;
+  /// Set by deinit() when launches are outstanding: freePinned() and
+  /// freeDevice() then leave the slabs to the device's teardown.
+  bool LeakAtDeinit = false;
 
   /// Per image: does its DeviceRTL speak the fork's KLE ABI (ImageMutex)?
   std::mutex ImageMutex;
   llvm::DenseMap<const DeviceImageTy *, bool> ImageABI;
-  /// The image that last answered yes, checked without the lock.
+  /// The images that last answered yes and no, checked without the lock.
   std::atomic<const DeviceImageTy *> LastForkABIImage = nullptr;
+  std::atomic<const DeviceImageTy *> LastStockABIImage = nullptr;
 };
 
 } // namespace plugin

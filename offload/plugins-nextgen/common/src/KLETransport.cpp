@@ -31,6 +31,8 @@ static constexpr const char *MaxSlotsEnv = "LIBOMPTARGET_KLE_MAX_SLOTS";
 static constexpr const char *StatsEnv = "LIBOMPTARGET_KLE_STATS";
 static constexpr const char *SlotBufferLimitEnv =
     "LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT";
+static constexpr const char *SlotBufferTotalEnv =
+    "LIBOMPTARGET_KLE_SLOT_BUFFER_TOTAL";
 
 std::optional<KLETransportModeTy>
 llvm::omp::target::plugin::parseKLETransportMode(const char *Value) {
@@ -110,6 +112,15 @@ Error KLETransportTy::init() {
           std::max(Config.MaxSlabs, kle::slabsToReach(Config, Config.MaxSlots));
     }
   }
+  static std::once_flag BufferTotalWarned;
+  if (const char *Limit = std::getenv(SlotBufferTotalEnv); Limit && *Limit) {
+    uint64_t N = 0;
+    if (StringRef(Limit).getAsInteger(10, N) || N > (uint64_t(1) << 40))
+      warnOnce(BufferTotalWarned, "using the default", SlotBufferTotalEnv,
+               Limit, "a number of bytes from 0 to 1099511627776");
+    else
+      SlotBufferTotalLimit = N;
+  }
   static std::once_flag BufferLimitWarned;
   if (const char *Limit = std::getenv(SlotBufferLimitEnv); Limit && *Limit) {
     uint64_t N = 0;
@@ -151,12 +162,14 @@ Error KLETransportTy::deinit() {
     return Error::success();
   Deinitialized.store(true, std::memory_order_release);
   Error Err = Error::success();
+  // With launches still outstanding (never synchronized) a kernel may still
+  // read its slot, its counter block or its slot's reduction buffer: free
+  // none of them (the slab frees below become no-ops); the device's own
+  // teardown reclaims the memory. Otherwise free everything.
+  LeakAtDeinit = Pool->getStats().SlotsInUse != 0;
   {
-    // With launches still outstanding (never synchronized), a kernel may
-    // still read its slot's buffer: leave the buffers to the device's
-    // teardown rather than free them under it.
     std::lock_guard<std::mutex> Lock(SlotBuffersMutex);
-    if (Pool->getStats().SlotsInUse == 0)
+    if (!LeakAtDeinit)
       for (void *Buffer : SlotBuffers)
         Err = joinErrors(std::move(Err),
                          Device.dataDelete(Buffer, TARGET_ALLOC_DEVICE));
@@ -201,6 +214,8 @@ Expected<void *> KLETransportTy::allocatePinned(size_t Size) {
 }
 
 Error KLETransportTy::freePinned(void *HostPtr) {
+  if (LeakAtDeinit)
+    return Error::success(); // a pending kernel may still read it
   return Device.dataDelete(HostPtr, TARGET_ALLOC_HOST);
 }
 
@@ -225,6 +240,8 @@ Expected<void *> KLETransportTy::allocateDeviceZeroed(size_t Size) {
 }
 
 Error KLETransportTy::freeDevice(void *DevPtr) {
+  if (LeakAtDeinit)
+    return Error::success(); // a pending kernel may still use it
   return Device.free(DevPtr, TARGET_ALLOC_DEVICE);
 }
 
@@ -276,13 +293,18 @@ bool KLETransportTy::imageSpeaksForkABI(DeviceImageTy &Image) {
   // answered yes (forgetImage() clears it when that image is unloaded).
   if (LastForkABIImage.load(std::memory_order_acquire) == &Image)
     return true;
+  if (LastStockABIImage.load(std::memory_order_acquire) == &Image)
+    return false;
   std::lock_guard<std::mutex> Lock(ImageMutex);
   auto [It, Inserted] = ImageABI.try_emplace(&Image, false);
   if (!Inserted) {
-    if (It->second)
-      LastForkABIImage.store(&Image, std::memory_order_release);
+    (It->second ? LastForkABIImage : LastStockABIImage)
+        .store(&Image, std::memory_order_release);
     return It->second;
   }
+  // The answer is false until proven: remember it for the lock-free check
+  // whichever way the function returns.
+  LastStockABIImage.store(&Image, std::memory_order_release);
   GenericGlobalHandlerTy &Handler = Device.Plugin.getGlobalHandler();
   if (!Handler.isSymbolInImage(Device, Image, KLE_ABI_VERSION_SYMBOL))
     return false;
@@ -296,17 +318,20 @@ bool KLETransportTy::imageSpeaksForkABI(DeviceImageTy &Image) {
     return false;
   }
   It->second = Version == KLE_ABI_VERSION;
-  if (It->second)
+  if (It->second) {
+    LastStockABIImage.store(nullptr, std::memory_order_release);
     LastForkABIImage.store(&Image, std::memory_order_release);
+  }
   return It->second;
 }
 
 void KLETransportTy::forgetImage(const DeviceImageTy &Image) {
   std::lock_guard<std::mutex> Lock(ImageMutex);
   ImageABI.erase(&Image);
-  const DeviceImageTy *Expected = &Image;
-  LastForkABIImage.compare_exchange_strong(Expected, nullptr,
-                                           std::memory_order_acq_rel);
+  for (auto *Last : {&LastForkABIImage, &LastStockABIImage}) {
+    const DeviceImageTy *Expected = &Image;
+    Last->compare_exchange_strong(Expected, nullptr, std::memory_order_acq_rel);
+  }
 }
 
 namespace {
@@ -348,7 +373,8 @@ KLETransportTy::prepare(const GenericKernelTy &Kernel,
 void KLETransportTy::finish(KLELaunchTy &Launch,
                             AsyncInfoWrapperTy &AsyncInfoWrapper,
                             bool Enqueued) {
-  PathTimerTy Timer(TimePath, PathNs);
+  // Only launches with a KLE count (prepare() timed the same ones).
+  PathTimerTy Timer(TimePath && Launch.HasKLE, PathNs);
   finishImpl(Launch, AsyncInfoWrapper, Enqueued);
 }
 
@@ -376,6 +402,7 @@ KLETransportTy::prepareImpl(const GenericKernelTy &Kernel,
 
   const uint64_t BufferBytes =
       uint64_t(Config.ReductionDataSize) * Config.ReductionBufferLength;
+  Launch.HasKLE = true;
 
   // Under auto an image that cannot take zerocopy gets resident: upstream's
   // layout, which every DeviceRTL reads, with no per-launch transfer at
@@ -469,7 +496,23 @@ void *&residentBuffer(const kle::KLESlotTy &Slot) {
 Expected<void *>
 KLETransportTy::reductionBuffer(const kle::KLESlotTy *Slot, uint64_t Bytes,
                                 AsyncInfoWrapperTy &AsyncInfoWrapper) {
-  if (!Slot || Bytes > SlotBufferLimit) {
+  // A slot keeps its buffer only within the per-slot and the total bounds;
+  // the total is reserved before allocating, so it holds exactly however
+  // many slots grow at once.
+  bool Reserved = false;
+  if (Slot && Bytes <= SlotBufferLimit) {
+    auto *Cached = reinterpret_cast<SlotBufferTy *>(
+        static_cast<char *>(Slot->HostPtr) + SlotBufferOffset);
+    if (Cached->Ptr && Cached->Bytes >= Bytes)
+      return Cached->Ptr;
+    uint64_t Now = SlotBufferBytesNow.load(std::memory_order_relaxed);
+    while (Now + Bytes <= SlotBufferTotalLimit &&
+           !SlotBufferBytesNow.compare_exchange_weak(
+               Now, Now + Bytes, std::memory_order_relaxed))
+      ;
+    Reserved = Now + Bytes <= SlotBufferTotalLimit;
+  }
+  if (!Reserved) {
     auto BufferOrErr = Device.dataAlloc(int64_t(Bytes), /*HostPtr=*/nullptr,
                                         TargetAllocTy::TARGET_ALLOC_DEVICE);
     if (!BufferOrErr)
@@ -480,12 +523,12 @@ KLETransportTy::reductionBuffer(const kle::KLESlotTy *Slot, uint64_t Bytes,
   // The slot is ours until its launch completes: no lock for its bytes.
   auto *Cached = reinterpret_cast<SlotBufferTy *>(
       static_cast<char *>(Slot->HostPtr) + SlotBufferOffset);
-  if (Cached->Ptr && Cached->Bytes >= Bytes)
-    return Cached->Ptr;
   auto BufferOrErr = Device.dataAlloc(int64_t(Bytes), /*HostPtr=*/nullptr,
                                       TargetAllocTy::TARGET_ALLOC_DEVICE);
-  if (!BufferOrErr)
+  if (!BufferOrErr) {
+    SlotBufferBytesNow.fetch_sub(Bytes, std::memory_order_relaxed);
     return BufferOrErr.takeError();
+  }
   void *Old = Cached->Ptr;
   {
     std::lock_guard<std::mutex> Lock(SlotBuffersMutex);
@@ -497,7 +540,9 @@ KLETransportTy::reductionBuffer(const kle::KLESlotTy *Slot, uint64_t Bytes,
     }
     SlotBufferBytesPeak = std::max(SlotBufferBytesPeak, SlotBufferBytes);
   }
+  const uint64_t OldBytes = Old ? Cached->Bytes : 0;
   *Cached = {*BufferOrErr, Bytes};
+  SlotBufferBytesNow.fetch_sub(OldBytes, std::memory_order_relaxed);
   // The launch that last used the old buffer completed before the slot was
   // released to us. A failed free loses the old buffer, not this launch.
   if (Old)
@@ -535,11 +580,20 @@ KLETransportTy::prepareCopy(KLELaunchTy &Launch,
   Source->ReductionBuffer = ReductionBuffer;
   count(Launch.Kind);
 
-  INFO(OMP_INFOTYPE_DATA_TRANSFER, Device.getDeviceId(),
-       "KLE transport=%s HstPtr=" DPxMOD " TgtPtr=" DPxMOD ", Size=%zu, "
-       "Name=KernelLaunchEnv\n",
-       toString(Launch.Kind).data(), DPxPTR(Source), DPxPTR(*AllocOrErr),
-       sizeof(KernelLaunchEnvironmentTy));
+  // Copy prints upstream's line unchanged, so tools that parse
+  // LIBOMPTARGET_INFO output keep working; staged says what it is.
+  if (Launch.Kind == KLETransportKindTy::Copy)
+    INFO(OMP_INFOTYPE_DATA_TRANSFER, Device.getDeviceId(),
+         "Copying data from host to device, HstPtr=" DPxMOD ", TgtPtr=" DPxMOD
+         ", Size=%" PRId64 ", Name=KernelLaunchEnv\n",
+         DPxPTR(Source), DPxPTR(*AllocOrErr),
+         int64_t(sizeof(KernelLaunchEnvironmentTy)));
+  else
+    INFO(OMP_INFOTYPE_DATA_TRANSFER, Device.getDeviceId(),
+         "KLE transport=staged HstPtr=" DPxMOD " TgtPtr=" DPxMOD ", Size=%zu, "
+         "Name=KernelLaunchEnv\n",
+         DPxPTR(Source), DPxPTR(*AllocOrErr),
+         sizeof(KernelLaunchEnvironmentTy));
   if (auto Err = Device.dataSubmit(*AllocOrErr, Source,
                                    sizeof(KernelLaunchEnvironmentTy),
                                    AsyncInfoWrapper))

@@ -1,0 +1,67 @@
+// A burst of 1,024 nowait reductions over an 8-element long array (64 KiB
+// teams-reduction buffer each): the reduction buffers that pool slots keep
+// are bounded in total (LIBOMPTARGET_KLE_SLOT_BUFFER_TOTAL, 4 MiB by
+// default), so afterwards the program can still allocate all but 8 MiB of
+// the device memory that was free before the burst, under every transport.
+// Without the total bound, slots kept one 64 KiB buffer each, up to 782 MiB
+// at the default slot caps.
+// REQUIRES: cuda-standin
+// RUN: %clang-sm90 -O2 %s -o %t -ldl
+// RUN: %standin-env KLE_STANDIN_KERNEL_US=2000 LIBOMPTARGET_KLE_TRANSPORT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck %s
+// RUN: %standin-env KLE_STANDIN_KERNEL_US=2000 LIBOMPTARGET_KLE_TRANSPORT=resident LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck %s
+// RUN: %standin-env KLE_STANDIN_KERNEL_US=2000 LIBOMPTARGET_KLE_TRANSPORT=staged LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck %s
+// RUN: %standin-env KLE_STANDIN_KERNEL_US=2000 LIBOMPTARGET_KLE_TRANSPORT=copy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck %s
+// The bound holds exactly: at 128 KiB (two buffers) the peak stays within
+// it however many slots grow at once, where without a bound every slot in use
+// at the peak keeps its own 64 KiB; the launches past the bound allocate per
+// launch.
+// RUN: %standin-env KLE_STANDIN_KERNEL_US=2000 LIBOMPTARGET_KLE_TRANSPORT=zerocopy LIBOMPTARGET_KLE_SLOT_BUFFER_TOTAL=131072 LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefix=BOUND %s
+// RUN: %standin-env KLE_STANDIN_KERNEL_US=2000 LIBOMPTARGET_KLE_TRANSPORT=zerocopy LIBOMPTARGET_KLE_SLOT_BUFFER_TOTAL=1099511627776 LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefix=UNBOUNDED %s
+#include <dlfcn.h>
+#include <omp.h>
+#include <stdio.h>
+
+static size_t devFree(void) {
+  void *H = dlopen("libcuda.so.1", RTLD_NOW);
+  int (*MemGetInfo)(size_t *, size_t *) =
+      (int (*)(size_t *, size_t *))dlsym(H, "cuMemGetInfo_v2");
+  int (*Retain)(void **, int) =
+      (int (*)(void **, int))dlsym(H, "cuDevicePrimaryCtxRetain");
+  int (*SetCur)(void *) = (int (*)(void *))dlsym(H, "cuCtxSetCurrent");
+  void *Ctx;
+  Retain(&Ctx, 0);
+  SetCur(Ctx);
+  size_t Free = 0, Total = 0;
+  MemGetInfo(&Free, &Total);
+  return Free;
+}
+
+int main(void) {
+  static long v[8];
+  // Load the image and create the device's state first.
+#pragma omp target map(tofrom : v)
+  v[0] = 0;
+  size_t before = devFree();
+#pragma omp parallel num_threads(1)
+#pragma omp single
+  {
+    for (int k = 0; k < 1024; ++k) {
+#pragma omp target teams distribute parallel for reduction(+ : v) nowait
+      for (int i = 0; i < 256; ++i)
+        v[i % 8] += 1;
+    }
+#pragma omp taskwait
+  }
+  size_t want = before - (8u << 20);
+  void *p = omp_target_alloc(want, 0);
+  printf("allocated all but 8 MiB of what was free before the burst: %s\n",
+         p ? "yes" : "no");
+  omp_target_free(p, 0);
+  fflush(stdout);
+  return p == NULL;
+}
+// CHECK: allocated all but 8 MiB of what was free before the burst: yes
+// CHECK: omptarget KLE stats: {{.*}} slot_buffer_bytes_peak={{[0-9]+}}
+// BOUND: omptarget KLE stats: {{.*}} slot_buffer_bytes_peak={{(0|65536|131072) }}
+// UNBOUNDED: omptarget KLE stats: {{.*}} peak_slots_in_use=[[#SLOTS:]] 
+// UNBOUNDED-SAME: slot_buffer_bytes_peak=[[#mul(SLOTS,65536)]] 
