@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -51,6 +52,11 @@ public:
   /// Fill new pinned memory with 0xA5 (as fresh driver memory may hold
   /// anything) instead of zero.
   bool PoisonPinned = false;
+  /// Called at the start of every allocatePinned, before the fake takes its
+  /// own lock (so it may block, e.g. to hold a growing take() inside the
+  /// allocator while other threads use the pool). Set it before the pool
+  /// can call the allocator concurrently.
+  std::function<void()> BeforeAllocatePinned;
 
   ~FakeSlabAllocatorTy() override {
     for (auto &[Ptr, A] : Live)
@@ -58,6 +64,8 @@ public:
   }
 
   llvm::Expected<void *> allocatePinned(size_t Size) override {
+    if (BeforeAllocatePinned)
+      BeforeAllocatePinned();
     std::lock_guard<std::mutex> Lock(Mutex);
     ++PinnedCalls;
     PinnedSizes.push_back(Size);

@@ -37,6 +37,7 @@
 #include "llvm/Support/Error.h"
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -77,8 +78,10 @@ llvm::StringRef toString(KLEFallbackReasonTy Reason);
 
 /// Narrow per-device allocator the pool draws slabs from. Implemented by the
 /// plugin layer over dataAlloc(TARGET_ALLOC_HOST) / device memory, and by a
-/// fake in the unit tests. The pool calls these methods while holding its
-/// internal mutex, so an implementation must not call back into the pool.
+/// fake in the unit tests. The pool calls these methods only while holding
+/// its internal growth mutex (from the take() that grows the pool, and from
+/// deinit()), so an implementation must not call back into the pool; it may
+/// block, which delays only that take() (see KLESlotPoolTy, Thread-safety).
 /// All sizes are in bytes. The pool never dereferences device addresses.
 struct KLESlabAllocatorTy {
   virtual ~KLESlabAllocatorTy() = default;
@@ -218,7 +221,12 @@ private:
   KLEFallbackReasonTy Reason = KLEFallbackReasonTy::PoolExhausted;
 };
 
-/// Snapshot of the pool's counters, taken under the pool mutex.
+/// Snapshot of the pool's counters. Each counter is read atomically, but not
+/// all at the same instant: while other threads take and release slots, a
+/// snapshot may mix counters from slightly different moments (e.g.
+/// SlotsTaken - SlotsReleased may differ from SlotsInUse by the operations in
+/// flight). Once those threads are joined (or otherwise synchronized with),
+/// the snapshot is exact and consistent.
 struct KLESlotPoolStatsTy {
   /// Successful take() calls.
   uint64_t SlotsTaken = 0;
@@ -278,17 +286,40 @@ struct KLESlotPoolStatsTy {
 /// Slabs grow geometrically up to the configured caps and are freed only by
 /// deinit(), so memory use is bounded by the configuration.
 ///
-/// Recycling: free slots sit on a LIFO list of indices. A slot goes back on
-/// it only through release(), which the plugin calls once it has observed
-/// completion of the work that reads the slot (synchronize / queryAsync),
-/// so a slot is never handed out while a kernel may still read it.
+/// Recycling: free slots sit on a LIFO list of indices (a lock-free stack).
+/// A slot goes back on it only through release(), which the plugin calls
+/// once it has observed completion of the work that reads the slot
+/// (synchronize / queryAsync), so a slot is never handed out while a kernel
+/// may still read it.
 ///
-/// Thread-safety: all public member functions may be called concurrently from
-/// any number of threads. One std::mutex guards the pool; take() and
-/// release() hold it for O(1) work. For simplicity a take() that grows the
-/// pool calls the allocator while holding the mutex, so concurrent takes
-/// wait for that allocation; this happens at most MaxSlabs times plus the
-/// retries allowed by the failure backoff.
+/// Thread-safety: take(), release(), noteFallback() and getStats() may be
+/// called concurrently from any number of threads; deinit() may be called
+/// concurrently with getStats() and with other deinit() calls, but must not
+/// race with take() or release() (KLETransportTy guarantees this: the device
+/// is being torn down). Afterwards take() and release() remain safe to call
+/// and fail as documented.
+///  - take() with a free slot, and every release(), take no lock and make no
+///    system call: a constant number of atomic operations on the free stack
+///    (a Treiber stack whose 64-bit head packs an ABA tag with the top index),
+///    plus a compare-and-swap on the slot's state word (generation and in-use
+///    bit), which is what detects double, stale and foreign releases. Slot
+///    bookkeeping never moves once published, so it is read without a lock.
+///    Under contention these operations retry (lock-free, not wait-free).
+///  - A take() that finds the free stack empty, at the cap or within the
+///    allocation failure backoff, falls back (PoolExhausted or
+///    AllocationFailed) without taking a lock.
+///  - Otherwise it tries the growth mutex without blocking; only the thread
+///    that gets it calls the allocator (at most MaxSlabs successful times,
+///    plus the retries the failure backoff allows). The allocator is called
+///    while holding only that mutex: other threads keep taking and releasing
+///    free slots meanwhile. A take() that finds no free slot while another
+///    thread is growing does not wait for the allocation: it falls back
+///    with PoolExhausted (the launch takes the copy path at once, which is
+///    cheaper than waiting for a pinned and a device allocation). The
+///    grower keeps the first slot of its new slab for itself, so its take()
+///    succeeds even if other threads drain the rest at once.
+///  - A slot's bytes written by one holder before release() are visible to
+///    the thread that takes it next (release / acquire on the free stack).
 ///
 /// Lifetime: the allocator must outlive the pool. The destructor calls
 /// deinit() if it has not been called, and drops any Error it returns;
@@ -313,7 +344,9 @@ public:
   /// the caps allow. Never returns an Error: exhaustion, a failed or
   /// backed-off allocation, and use after deinit() yield a fallback reason
   /// (PoolExhausted, AllocationFailed, TransportDisabled), which is counted.
-  /// A slot is not handed out again until it has been released.
+  /// If no slot is free while another thread is growing the pool, it does
+  /// not wait for that growth: it falls back with PoolExhausted. A slot is
+  /// not handed out again until it has been released.
   KLETakeResultTy take();
 
   /// Return \p Slot to the free list. Call only after completion of all work
@@ -343,7 +376,8 @@ public:
   /// release() returns an Error. Calling it again is a no-op.
   llvm::Error deinit();
 
-  /// Thread-safe snapshot of the counters.
+  /// Thread-safe, lock-free snapshot of the counters (see
+  /// KLESlotPoolStatsTy for its consistency under concurrency).
   KLESlotPoolStatsTy getStats() const;
 
   /// The validated configuration.
@@ -353,15 +387,23 @@ private:
   KLESlotPoolTy(KLESlabAllocatorTy &Allocator,
                 const KLESlotPoolConfigTy &Config);
 
-  /// Per-slot bookkeeping.
+  /// Per-slot bookkeeping. Lives in a chunk that is never reallocated nor
+  /// freed before the destructor, so it is read without a lock.
   struct SlotInfoTy {
-    void *HostPtr;
-    void *DevicePtr;
-    void *DeviceCounters;
-    /// Starts at GenerationSeed, incremented by each take; part of the
-    /// handle's Id.
-    uint32_t Generation;
-    bool InUse;
+    /// Written once by the grower before the slot is published (through
+    /// NumSlotsPublished and the free stack); immutable afterwards.
+    void *HostPtr = nullptr;
+    void *DevicePtr = nullptr;
+    void *DeviceCounters = nullptr;
+    /// (Generation << 32) | InUse. Generation starts at GenerationSeed and is
+    /// incremented by each take; it is the high half of the handle's Id. Set
+    /// by the thread that popped the slot off the free stack; cleared by the
+    /// one release() whose compare-and-swap from (Id's generation, in use)
+    /// succeeds.
+    std::atomic<uint64_t> State{0};
+    /// Free-stack link: index + 1 of the slot below this one, 0 at the
+    /// bottom. Meaningful only while the slot is on the free stack.
+    std::atomic<uint32_t> Next{0};
   };
 
   /// One pinned allocation and its counter allocation, as the allocator
@@ -373,19 +415,66 @@ private:
     size_t DeviceBytes;
   };
 
-  /// Allocate one more slab and push its slots on the free list. Returns
-  /// false (after counting) if it failed; requires Mutex.
-  bool growLocked();
+  /// Slot bookkeeping is kept in chunks indexed by slot index: chunk K holds
+  /// the 2^K slots with Index + 1 in [2^K, 2^(K+1)) (fewer if the pool can
+  /// never hold that many), so a lookup is a bit scan and two loads, and
+  /// slot indices below 2^31 need at most 32 chunks.
+  static constexpr unsigned NumSlotChunks = 32;
 
-  /// Slots the next slab gets, or 0 if the caps forbid growth; requires Mutex.
+  /// Counters updated outside the growth mutex (relaxed atomics).
+  struct AtomicStatsTy {
+    std::atomic<uint64_t> SlotsTaken{0};
+    std::atomic<uint64_t> SlotsReleased{0};
+    std::atomic<uint64_t> SlotsInUse{0};
+    std::atomic<uint64_t> PeakSlotsInUse{0};
+    std::atomic<uint64_t> SlotCapacity{0};
+    std::atomic<uint64_t> SlabsAllocated{0};
+    std::atomic<uint64_t> SlabsLive{0};
+    std::array<std::atomic<uint64_t>, KLENumFallbackReasons> Fallbacks{};
+    std::atomic<uint64_t> ReleaseErrors{0};
+    std::atomic<uint64_t> AllocationFailures{0};
+    std::atomic<uint64_t> OutstandingAtDeinit{0};
+    std::atomic<uint64_t> BytesPinned{0};
+    std::atomic<uint64_t> BytesDevice{0};
+  };
+
+  /// The slot with index \p Index, which must be below NumSlotsPublished as
+  /// observed (with acquire) by the caller or implied by the free stack.
+  SlotInfoTy &slotInfo(uint32_t Index) const;
+
+  /// Pop the free stack; false if it is empty. Lock-free.
+  bool popFree(uint32_t &Index);
+
+  /// Push the chain \p First .. \p Last (already linked through Next from
+  /// First down to Last) on the free stack. Lock-free.
+  void pushFree(uint32_t First, uint32_t Last);
+
+  /// Consume one unit of the allocation failure backoff, if any is left.
+  /// Lock-free.
+  bool consumeBackoff();
+
+  /// Mark \p Index (just popped, or just created by the grower) as taken,
+  /// count it, and build its handle.
+  KLETakeResultTy handOut(uint32_t Index);
+
+  /// The part of take() after the free stack was found empty.
+  KLETakeResultTy takeSlow();
+
+  /// Allocate one more slab, publish its slots, keep its first slot for the
+  /// caller (returned in \p Reserved) and push the others on the free stack.
+  /// Returns false (after counting) if it failed; requires GrowMutex.
+  bool growLocked(uint32_t &Reserved);
+
+  /// Slots the next slab gets, or 0 if the caps forbid growth; requires
+  /// GrowMutex.
   uint32_t nextSlabSlotsLocked() const;
 
   /// Validate \p SlotId (and \p Slot's pointers if non-null) and put the slot
-  /// back on the free list; requires Mutex.
-  llvm::Error releaseLocked(uint64_t SlotId, const KLESlotTy *Slot);
+  /// back on the free list. Lock-free.
+  llvm::Error releaseImpl(uint64_t SlotId, const KLESlotTy *Slot);
 
-  /// Record a fallback and build the result; requires Mutex.
-  KLETakeResultTy fallbackLocked(KLEFallbackReasonTy Reason);
+  /// Record a fallback and build the result.
+  KLETakeResultTy fallback(KLEFallbackReasonTy Reason);
 
   /// Bytes of padding to request so an allocation can be aligned to
   /// SlotAlignment.
@@ -393,23 +482,45 @@ private:
 
   KLESlabAllocatorTy &Allocator;
   const KLESlotPoolConfigTy Config;
-
-  mutable std::mutex Mutex;
-  llvm::SmallVector<SlotInfoTy, 0> Slots;
-  llvm::SmallVector<SlabTy, 8> Slabs;
-  /// LIFO stack of free slot indices.
-  llvm::SmallVector<uint32_t, 0> FreeList;
-  /// Slot count of the last slab allocated (0 before the first).
-  uint32_t LastSlabSlots = 0;
-  /// Growth-needing takes left to skip before retrying the allocator.
-  uint32_t BackoffRemaining = 0;
-  /// Window to apply after the next failure.
-  uint32_t NextBackoff;
+  /// Most slots the pool can ever hold (MaxSlabs, MaxSlotsPerSlab, MaxSlots).
+  const uint64_t MaxTotalSlots;
   /// Initial generation of every slot, distinct per pool instance, so that
   /// ids of different pools (almost surely) differ.
   const uint32_t GenerationSeed;
-  bool Deinitialized = false;
-  KLESlotPoolStatsTy Stats;
+
+  /// Free stack head: (ABA tag << 32) | (top index + 1), 0 in the low half
+  /// when empty. The tag is incremented by every successful push and pop,
+  /// so a pop whose view of the top's Next went stale fails its
+  /// compare-and-swap (unless exactly 2^32 other operations completed in
+  /// between).
+  alignas(64) std::atomic<uint64_t> FreeHead{0};
+
+  /// Slots whose bookkeeping is published; release() rejects larger
+  /// indices. Store-release by the grower after initializing them.
+  alignas(64) std::atomic<uint32_t> NumSlotsPublished{0};
+  /// Growth-needing takes left to skip before retrying the allocator. Set
+  /// by the grower, decremented lock-free by consumeBackoff().
+  std::atomic<uint32_t> BackoffRemaining{0};
+  /// Set (never cleared) once the caps forbid growth.
+  std::atomic<bool> CapReached{false};
+  std::atomic<bool> Deinitialized{false};
+  std::array<std::atomic<SlotInfoTy *>, NumSlotChunks> SlotChunks{};
+
+  alignas(64) AtomicStatsTy Stats;
+
+  /// Guards the growth path and deinit(): everything below, and the calls
+  /// to the allocator. Never taken by take() when a slot is free, nor by
+  /// release().
+  alignas(64) mutable std::mutex GrowMutex;
+  /// Owners of the SlotChunks arrays, freed by the destructor.
+  std::array<std::unique_ptr<SlotInfoTy[]>, NumSlotChunks> ChunkOwners;
+  llvm::SmallVector<SlabTy, 8> Slabs;
+  /// Slots in the slabs allocated so far (index of the next new slot).
+  uint32_t TotalSlots = 0;
+  /// Slot count of the last slab allocated (0 before the first).
+  uint32_t LastSlabSlots = 0;
+  /// Window to apply after the next failure.
+  uint32_t NextBackoff;
 };
 
 } // namespace kle

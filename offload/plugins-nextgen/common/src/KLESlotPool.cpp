@@ -143,14 +143,26 @@ KLESlotPoolTy::create(KLESlabAllocatorTy &Allocator,
   return std::unique_ptr<KLESlotPoolTy>(new KLESlotPoolTy(Allocator, Config));
 }
 
+/// Most slots a pool with \p Config can ever hold.
+static uint64_t maxTotalSlots(const KLESlotPoolConfigTy &Config) {
+  uint64_t MaxTotal = uint64_t(Config.MaxSlabs) * Config.MaxSlotsPerSlab;
+  if (Config.MaxSlots)
+    MaxTotal = std::min<uint64_t>(MaxTotal, Config.MaxSlots);
+  return MaxTotal;
+}
+
 KLESlotPoolTy::KLESlotPoolTy(KLESlabAllocatorTy &Allocator,
                              const KLESlotPoolConfigTy &Config)
     : Allocator(Allocator), Config(Config),
-      NextBackoff(Config.AllocFailureBackoff), GenerationSeed(nextPoolSeed()) {}
+      MaxTotalSlots(maxTotalSlots(Config)), GenerationSeed(nextPoolSeed()),
+      NextBackoff(Config.AllocFailureBackoff) {
+  assert(MaxTotalSlots <= MaxPoolSlots && "create() bounds the pool");
+}
 
 KLESlotPoolTy::~KLESlotPoolTy() {
   // The allocator must still be alive here. Errors cannot be reported from a
-  // destructor; callers that care call deinit() explicitly.
+  // destructor; callers that care call deinit() explicitly. The slot
+  // bookkeeping chunks are freed with ChunkOwners.
   consumeError(deinit());
 }
 
@@ -158,6 +170,70 @@ size_t KLESlotPoolTy::paddingBytes() const {
   if (Config.AllocatorAlignment >= SlotAlignment)
     return 0;
   return SlotAlignment - Config.AllocatorAlignment;
+}
+
+// Free-stack head encoding: (tag << 32) | (index + 1); low half 0 = empty.
+static constexpr uint64_t TopMask = 0xffffffffu;
+static uint64_t nextHead(uint64_t Head, uint32_t TopPlusOne) {
+  return ((Head >> 32) + 1) << 32 | TopPlusOne;
+}
+
+// Slot state word: (generation << 32) | in-use bit.
+static constexpr uint64_t InUseBit = 1;
+static uint64_t stateWord(uint32_t Generation, bool InUse) {
+  return uint64_t(Generation) << 32 | (InUse ? InUseBit : 0);
+}
+
+KLESlotPoolTy::SlotInfoTy &KLESlotPoolTy::slotInfo(uint32_t Index) const {
+  const uint32_t N = Index + 1; // Index < 2^31, so no overflow.
+  const unsigned Chunk = Log2_32(N);
+  SlotInfoTy *Infos = SlotChunks[Chunk].load(std::memory_order_acquire);
+  assert(Infos && "slot index not published");
+  return Infos[N - (uint32_t(1) << Chunk)];
+}
+
+bool KLESlotPoolTy::popFree(uint32_t &Index) {
+  // Acquire: the popped slot's bookkeeping (and its chunk pointer) and the
+  // bytes its previous holder wrote before release() happen-before our use.
+  uint64_t Head = FreeHead.load(std::memory_order_acquire);
+  while (Head & TopMask) {
+    const uint32_t Top = static_cast<uint32_t>(Head & TopMask) - 1;
+    // If another thread pops Top (and maybe pushes it back with a different
+    // Next) between this load and the CAS, the tag in FreeHead has changed
+    // and the CAS fails; the value read here is then discarded.
+    const uint32_t Next = slotInfo(Top).Next.load(std::memory_order_relaxed);
+    if (FreeHead.compare_exchange_weak(Head, nextHead(Head, Next),
+                                       std::memory_order_acquire,
+                                       std::memory_order_acquire)) {
+      Index = Top;
+      return true;
+    }
+  }
+  return false;
+}
+
+void KLESlotPoolTy::pushFree(uint32_t First, uint32_t Last) {
+  SlotInfoTy &Bottom = slotInfo(Last);
+  uint64_t Head = FreeHead.load(std::memory_order_relaxed);
+  do {
+    Bottom.Next.store(static_cast<uint32_t>(Head & TopMask),
+                      std::memory_order_relaxed);
+    // Release: everything written to the slots (their bookkeeping, their
+    // bytes by the last holder) happens-before a later pop's acquire. Every
+    // later push and pop is a read-modify-write of FreeHead, so they extend
+    // this release sequence.
+  } while (!FreeHead.compare_exchange_weak(Head, nextHead(Head, First + 1),
+                                           std::memory_order_release,
+                                           std::memory_order_relaxed));
+}
+
+bool KLESlotPoolTy::consumeBackoff() {
+  uint32_t Left = BackoffRemaining.load(std::memory_order_relaxed);
+  while (Left)
+    if (BackoffRemaining.compare_exchange_weak(Left, Left - 1,
+                                               std::memory_order_relaxed))
+      return true;
+  return false;
 }
 
 uint32_t KLESlotPoolTy::nextSlabSlotsLocked() const {
@@ -168,15 +244,15 @@ uint32_t KLESlotPoolTy::nextSlabSlotsLocked() const {
                    : uint64_t(LastSlabSlots) * Config.GrowthFactor;
   N = std::min<uint64_t>(N, Config.MaxSlotsPerSlab);
   if (Config.MaxSlots) {
-    uint64_t Left = Config.MaxSlots > Slots.size()
-                        ? uint64_t(Config.MaxSlots) - Slots.size()
+    uint64_t Left = Config.MaxSlots > TotalSlots
+                        ? uint64_t(Config.MaxSlots) - TotalSlots
                         : 0;
     N = std::min(N, Left);
   }
   return static_cast<uint32_t>(N);
 }
 
-bool KLESlotPoolTy::growLocked() {
+bool KLESlotPoolTy::growLocked(uint32_t &Reserved) {
   uint32_t NumSlots = nextSlabSlotsLocked();
   assert(NumSlots && "growLocked called with growth forbidden");
 
@@ -184,10 +260,10 @@ bool KLESlotPoolTy::growLocked() {
     // A failed allocation is not an error for the caller: it falls back to
     // the copy path. Drop the detail; the failure is counted.
     consumeError(std::move(Err));
-    ++Stats.AllocationFailures;
+    Stats.AllocationFailures.fetch_add(1, std::memory_order_relaxed);
     // Skip the allocator for the next NextBackoff growth-needing takes, and
     // double the window for the next consecutive failure.
-    BackoffRemaining = NextBackoff;
+    BackoffRemaining.store(NextBackoff, std::memory_order_relaxed);
     NextBackoff = static_cast<uint32_t>(std::min<uint64_t>(
         uint64_t(NextBackoff) * 2, Config.MaxAllocFailureBackoff));
     return false;
@@ -238,122 +314,187 @@ bool KLESlotPoolTy::growLocked() {
   // Slots start zeroed, so a holder's per-slot state starts empty.
   std::memset(HostAligned, 0, size_t(NumSlots) * Config.SlotSize);
 
-  Slabs.push_back({PinnedBase, CounterBase, PinnedBytes, DeviceBytes});
-  const uint32_t First = static_cast<uint32_t>(Slots.size());
-  Slots.reserve(Slots.size() + NumSlots);
-  FreeList.reserve(Slots.size() + NumSlots);
-  for (uint32_t I = 0; I < NumSlots; ++I)
-    Slots.push_back(
-        {addBytes(HostAligned, size_t(I) * Config.SlotSize),
-         addBytes(DevAligned, size_t(I) * Config.SlotSize),
-         addBytes(CountersAligned, size_t(I) * Config.CounterBlockSize),
-         /*Generation=*/GenerationSeed, /*InUse=*/false});
-  // Push in reverse so the LIFO hands out the lowest address first.
-  for (uint32_t I = NumSlots; I > 0; --I)
-    FreeList.push_back(First + I - 1);
+  // Make sure the bookkeeping chunks covering the new indices exist. A chunk
+  // is published (release) before any of its slots is reachable.
+  const uint32_t First = TotalSlots;
+  const uint32_t Last = First + NumSlots - 1;
+  for (unsigned C = Log2_32(First + 1); C <= Log2_32(Last + 1); ++C) {
+    if (ChunkOwners[C])
+      continue;
+    const uint64_t Begin = (uint64_t(1) << C) - 1;
+    const uint64_t Size =
+        std::min<uint64_t>(uint64_t(1) << C, MaxTotalSlots - Begin);
+    ChunkOwners[C].reset(new SlotInfoTy[Size]);
+    SlotChunks[C].store(ChunkOwners[C].get(), std::memory_order_release);
+  }
+  for (uint32_t I = 0; I < NumSlots; ++I) {
+    SlotInfoTy &Info = slotInfo(First + I);
+    Info.HostPtr = addBytes(HostAligned, size_t(I) * Config.SlotSize);
+    Info.DevicePtr = addBytes(DevAligned, size_t(I) * Config.SlotSize);
+    Info.DeviceCounters =
+        addBytes(CountersAligned, size_t(I) * Config.CounterBlockSize);
+    Info.State.store(stateWord(GenerationSeed, false),
+                     std::memory_order_relaxed);
+    // Link First + 1 -> First + 2 -> ... -> Last so the LIFO hands out the
+    // lowest address first; pushFree() links Last to the old top.
+    Info.Next.store(First + I + 2, std::memory_order_relaxed);
+  }
 
+  Slabs.push_back({PinnedBase, CounterBase, PinnedBytes, DeviceBytes});
+  TotalSlots += NumSlots;
   LastSlabSlots = NumSlots;
-  BackoffRemaining = 0;
+  BackoffRemaining.store(0, std::memory_order_relaxed);
   NextBackoff = Config.AllocFailureBackoff;
-  ++Stats.SlabsAllocated;
-  ++Stats.SlabsLive;
-  Stats.SlotCapacity += NumSlots;
-  Stats.BytesPinned += PinnedBytes;
-  Stats.BytesDevice += DeviceBytes;
+  Stats.SlabsAllocated.fetch_add(1, std::memory_order_relaxed);
+  Stats.SlabsLive.fetch_add(1, std::memory_order_relaxed);
+  Stats.SlotCapacity.fetch_add(NumSlots, std::memory_order_relaxed);
+  Stats.BytesPinned.fetch_add(PinnedBytes, std::memory_order_relaxed);
+  Stats.BytesDevice.fetch_add(DeviceBytes, std::memory_order_relaxed);
+
+  // Release: release() may now look these indices up.
+  NumSlotsPublished.store(TotalSlots, std::memory_order_release);
+  // The caller keeps the first slot; the others become free for everyone.
+  Reserved = First;
+  if (NumSlots > 1)
+    pushFree(First + 1, Last);
   return true;
 }
 
-KLETakeResultTy KLESlotPoolTy::fallbackLocked(KLEFallbackReasonTy Reason) {
-  ++Stats.Fallbacks[static_cast<size_t>(Reason)];
+KLETakeResultTy KLESlotPoolTy::fallback(KLEFallbackReasonTy Reason) {
+  Stats.Fallbacks[static_cast<size_t>(Reason)].fetch_add(
+      1, std::memory_order_relaxed);
   return KLETakeResultTy(Reason);
 }
 
-KLETakeResultTy KLESlotPoolTy::take() {
-  std::lock_guard<std::mutex> Lock(Mutex);
-  if (Deinitialized)
-    return fallbackLocked(KLEFallbackReasonTy::TransportDisabled);
+KLETakeResultTy KLESlotPoolTy::handOut(uint32_t Index) {
+  SlotInfoTy &Info = slotInfo(Index);
+  // Only the thread that popped the slot (or created it) writes its state
+  // while it is free; releasers of stale ids only compare-and-swap against
+  // an in-use word, which fails.
+  const uint64_t Old = Info.State.load(std::memory_order_relaxed);
+  assert(!(Old & InUseBit) && "free list holds a slot in use");
+  const uint32_t Generation = static_cast<uint32_t>(Old >> 32) + 1;
+  Info.State.store(stateWord(Generation, true), std::memory_order_relaxed);
 
-  if (FreeList.empty()) {
-    if (nextSlabSlotsLocked() == 0)
-      return fallbackLocked(KLEFallbackReasonTy::PoolExhausted);
-    if (BackoffRemaining) {
-      --BackoffRemaining;
-      return fallbackLocked(KLEFallbackReasonTy::AllocationFailed);
-    }
-    if (!growLocked())
-      return fallbackLocked(KLEFallbackReasonTy::AllocationFailed);
-  }
-
-  const uint32_t Index = FreeList.pop_back_val();
-  SlotInfoTy &Info = Slots[Index];
-  assert(!Info.InUse && "free list holds a slot in use");
-  Info.InUse = true;
-  ++Info.Generation;
-
-  ++Stats.SlotsTaken;
-  ++Stats.SlotsInUse;
-  Stats.PeakSlotsInUse = std::max(Stats.PeakSlotsInUse, Stats.SlotsInUse);
+  Stats.SlotsTaken.fetch_add(1, std::memory_order_relaxed);
+  const uint64_t InUse =
+      Stats.SlotsInUse.fetch_add(1, std::memory_order_relaxed) + 1;
+  uint64_t Peak = Stats.PeakSlotsInUse.load(std::memory_order_relaxed);
+  while (Peak < InUse && !Stats.PeakSlotsInUse.compare_exchange_weak(
+                             Peak, InUse, std::memory_order_relaxed))
+    ;
 
   KLESlotTy Slot;
   Slot.HostPtr = Info.HostPtr;
   Slot.DevicePtr = Info.DevicePtr;
   Slot.DeviceCounters = Info.DeviceCounters;
-  Slot.Id = (uint64_t(Info.Generation) << 32) | Index;
+  Slot.Id = (uint64_t(Generation) << 32) | Index;
   return KLETakeResultTy(Slot);
 }
 
+KLETakeResultTy KLESlotPoolTy::take() {
+  if (Deinitialized.load(std::memory_order_acquire))
+    return fallback(KLEFallbackReasonTy::TransportDisabled);
+  uint32_t Index;
+  if (popFree(Index))
+    return handOut(Index);
+  return takeSlow();
+}
+
+KLETakeResultTy KLESlotPoolTy::takeSlow() {
+  // Lock-free answers first: at the cap (set once the grower saw it), or
+  // inside the failure backoff window (checked in this order, as the cap is
+  // only reached by a successful growth, which clears the backoff).
+  if (CapReached.load(std::memory_order_relaxed))
+    return fallback(KLEFallbackReasonTy::PoolExhausted);
+  if (consumeBackoff())
+    return fallback(KLEFallbackReasonTy::AllocationFailed);
+
+  std::unique_lock<std::mutex> Lock(GrowMutex, std::try_to_lock);
+  uint32_t Index;
+  if (!Lock.owns_lock()) {
+    // Another thread is growing (or about to). Do not wait for its
+    // allocation: take a slot if one was freed or published meanwhile, else
+    // fall back at once.
+    if (popFree(Index))
+      return handOut(Index);
+    return fallback(KLEFallbackReasonTy::PoolExhausted);
+  }
+
+  if (Deinitialized.load(std::memory_order_relaxed))
+    return fallback(KLEFallbackReasonTy::TransportDisabled);
+  // A growth that finished between our pop and the lock may have left
+  // slots; do not grow again for nothing.
+  if (popFree(Index))
+    return handOut(Index);
+  if (nextSlabSlotsLocked() == 0) {
+    CapReached.store(true, std::memory_order_relaxed);
+    return fallback(KLEFallbackReasonTy::PoolExhausted);
+  }
+  // A failure just before we got the lock opened a backoff window.
+  if (consumeBackoff())
+    return fallback(KLEFallbackReasonTy::AllocationFailed);
+  if (!growLocked(Index))
+    return fallback(KLEFallbackReasonTy::AllocationFailed);
+  return handOut(Index);
+}
+
 Error KLESlotPoolTy::release(const KLESlotTy &Slot) {
-  std::lock_guard<std::mutex> Lock(Mutex);
-  return releaseLocked(Slot.Id, &Slot);
+  return releaseImpl(Slot.Id, &Slot);
 }
 
 Error KLESlotPoolTy::release(uint64_t SlotId) {
-  std::lock_guard<std::mutex> Lock(Mutex);
-  return releaseLocked(SlotId, nullptr);
+  return releaseImpl(SlotId, nullptr);
 }
 
-Error KLESlotPoolTy::releaseLocked(uint64_t SlotId, const KLESlotTy *Slot) {
+Error KLESlotPoolTy::releaseImpl(uint64_t SlotId, const KLESlotTy *Slot) {
   auto Reject = [&](const Twine &Msg) {
-    ++Stats.ReleaseErrors;
+    Stats.ReleaseErrors.fetch_add(1, std::memory_order_relaxed);
     return invalidRelease(Msg);
   };
 
-  if (Deinitialized)
+  if (Deinitialized.load(std::memory_order_acquire))
     return Reject("the pool was deinitialized");
   if (SlotId == KLESlotTy::InvalidId)
     return Reject("invalid slot handle");
 
   const uint64_t Index = SlotId & 0xffffffffu;
   const uint32_t Generation = static_cast<uint32_t>(SlotId >> 32);
-  if (Index >= Slots.size())
+  if (Index >= NumSlotsPublished.load(std::memory_order_acquire))
     return Reject("slot " + Twine(Index) + " does not belong to this pool");
-  SlotInfoTy &Info = Slots[Index];
+  SlotInfoTy &Info = slotInfo(static_cast<uint32_t>(Index));
   if (Slot &&
       (Info.HostPtr != Slot->HostPtr || Info.DevicePtr != Slot->DevicePtr ||
        Info.DeviceCounters != Slot->DeviceCounters))
     return Reject("slot " + Twine(Index) + " does not belong to this pool");
-  if (!Info.InUse || Info.Generation != Generation)
+  // Exactly one release of a given take can win this; double, stale and
+  // (almost surely) foreign ids find another generation or a free slot.
+  uint64_t Expected = stateWord(Generation, true);
+  if (!Info.State.compare_exchange_strong(Expected,
+                                          stateWord(Generation, false),
+                                          std::memory_order_acq_rel,
+                                          std::memory_order_relaxed))
     return Reject("slot " + Twine(Index) +
                   " is not in use under this id (double, stale or foreign "
                   "release)");
 
-  Info.InUse = false;
-  FreeList.push_back(static_cast<uint32_t>(Index));
-  ++Stats.SlotsReleased;
-  --Stats.SlotsInUse;
+  Stats.SlotsReleased.fetch_add(1, std::memory_order_relaxed);
+  // Before the push, so SlotsInUse never exceeds the slots actually held.
+  Stats.SlotsInUse.fetch_sub(1, std::memory_order_relaxed);
+  pushFree(static_cast<uint32_t>(Index), static_cast<uint32_t>(Index));
   return Error::success();
 }
 
 void KLESlotPoolTy::noteFallback(KLEFallbackReasonTy Reason) {
-  std::lock_guard<std::mutex> Lock(Mutex);
-  ++Stats.Fallbacks[static_cast<size_t>(Reason)];
+  Stats.Fallbacks[static_cast<size_t>(Reason)].fetch_add(
+      1, std::memory_order_relaxed);
 }
 
 Error KLESlotPoolTy::deinit() {
-  std::lock_guard<std::mutex> Lock(Mutex);
-  if (Deinitialized)
+  std::lock_guard<std::mutex> Lock(GrowMutex);
+  if (Deinitialized.load(std::memory_order_relaxed))
     return Error::success();
-  Deinitialized = true;
+  Deinitialized.store(true, std::memory_order_release);
 
   Error Err = Error::success();
   for (const SlabTy &Slab : Slabs) {
@@ -361,21 +502,41 @@ Error KLESlotPoolTy::deinit() {
     Err = joinErrors(std::move(Err), Allocator.freePinned(Slab.PinnedBase));
   }
 
-  Stats.OutstandingAtDeinit = Stats.SlotsInUse;
-  Stats.SlotsInUse = 0;
-  Stats.SlotCapacity = 0;
-  Stats.SlabsLive = 0;
-  Stats.BytesPinned = 0;
-  Stats.BytesDevice = 0;
+  // The bookkeeping chunks stay until the destructor; the free stack is
+  // emptied so that nothing reachable refers to freed slabs.
+  FreeHead.store(0, std::memory_order_relaxed);
+  Stats.OutstandingAtDeinit.store(
+      Stats.SlotsInUse.load(std::memory_order_relaxed),
+      std::memory_order_relaxed);
+  Stats.SlotsInUse.store(0, std::memory_order_relaxed);
+  Stats.SlotCapacity.store(0, std::memory_order_relaxed);
+  Stats.SlabsLive.store(0, std::memory_order_relaxed);
+  Stats.BytesPinned.store(0, std::memory_order_relaxed);
+  Stats.BytesDevice.store(0, std::memory_order_relaxed);
   Slabs.clear();
-  Slots.clear();
-  FreeList.clear();
   return Err;
 }
 
 KLESlotPoolStatsTy KLESlotPoolTy::getStats() const {
-  std::lock_guard<std::mutex> Lock(Mutex);
-  return Stats;
+  auto Get = [](const std::atomic<uint64_t> &C) {
+    return C.load(std::memory_order_relaxed);
+  };
+  KLESlotPoolStatsTy S;
+  S.SlotsTaken = Get(Stats.SlotsTaken);
+  S.SlotsReleased = Get(Stats.SlotsReleased);
+  S.SlotsInUse = Get(Stats.SlotsInUse);
+  S.PeakSlotsInUse = Get(Stats.PeakSlotsInUse);
+  S.SlotCapacity = Get(Stats.SlotCapacity);
+  S.SlabsAllocated = Get(Stats.SlabsAllocated);
+  S.SlabsLive = Get(Stats.SlabsLive);
+  for (size_t I = 0; I < KLENumFallbackReasons; ++I)
+    S.Fallbacks[I] = Get(Stats.Fallbacks[I]);
+  S.ReleaseErrors = Get(Stats.ReleaseErrors);
+  S.AllocationFailures = Get(Stats.AllocationFailures);
+  S.OutstandingAtDeinit = Get(Stats.OutstandingAtDeinit);
+  S.BytesPinned = Get(Stats.BytesPinned);
+  S.BytesDevice = Get(Stats.BytesDevice);
+  return S;
 }
 
 } // namespace kle
