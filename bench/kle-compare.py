@@ -427,6 +427,25 @@ def main():
                 die("kle-bench wrote no results under %s (does --filter %r match "
                     "any benchmark?)" % (t, flt))
 
+    # After every round the raw samples so far go to kle-compare.rounds.json
+    # (written to a temporary name, then renamed), so a run stopped by a time
+    # limit (a lent GPU's lease) still leaves every completed round's figures;
+    # the file is removed once the full results are written.
+    rounds_file = os.path.join(a.out, "kle-compare.rounds.json")
+
+    def save_rounds(done, samples):
+        try:
+            os.makedirs(a.out, exist_ok=True)
+            tmp = rounds_file + ".tmp"
+            with open(tmp, "w") as f:
+                json.dump({"rounds_done": done, "rounds": a.rounds, "unit": "s per launch",
+                           "samples": [{"benchmark": n, "transport": t, "samples_s": xs}
+                                       for (n, t), xs in sorted(samples.items())]}, f)
+            os.replace(tmp, rounds_file)
+        except OSError as e:
+            print("kle-compare: warning: could not save round %d's samples: %s" % (done, e),
+                  file=sys.stderr)
+
     samples = {}  # (benchmark, transport) -> [seconds per launch]
     blocks = {}   # per-launch rows: (benchmark, transport) -> [samples of one run]
     for r in range(a.rounds):
@@ -466,6 +485,7 @@ def main():
                         block = [v * 1e-9 for v in vals]
                         samples.setdefault(key, []).extend(block)
                         blocks.setdefault(key, []).append(block)
+        save_rounds(r + 1, samples)
 
     rng = random.Random(42)
     rows = []
@@ -557,6 +577,10 @@ def main():
             for r in rows:
                 w.writerow(dict(meta, **{k: r[k] for k in fields}))
     save_or_die(write, "the results into --out %s" % a.out, "kle-compare", data)
+    try:
+        os.remove(rounds_file)
+    except OSError:
+        pass
     print("\nwrote %s/kle-compare.json and kle-compare.csv" % a.out)
 
 

@@ -10,13 +10,16 @@
 #      the bundle's kernel timer) and bench/kle-plot.py;
 #   4. prints the KLE stats line of each transport for 1000 launches.
 # Usage: run-gpu.sh [RESULTS_DIR]   (default: $OUT if set, else ./kle-results)
-# Tunables: KLE_ROUNDS (4), KLE_MIN_TIME (0.1 s), KLE_LATENCY_SAMPLES (2000),
+# Tunables: KLE_ROUNDS (3), KLE_MIN_TIME (0.1 s), KLE_LATENCY_SAMPLES (2000),
 # KLE_CUDA_DRIVER (path of libcuda.so.1; default: /usr/local/nvidia/lib64,
 # then ldconfig), KLE_TEST_TIMEOUT (30 s per GPU test run), KLE_RUN_TIMEOUT
 # (120 s per kle-bench run, in the comparison and here), so one hang cannot
 # eat a lease. All are checked before anything runs; the driver library must
 # load and export cuInit.
-# Wall time on an H200: well under 5 minutes with the defaults.
+# Wall time on an H200 (2026-11-30, 3 transports): GPU tests 7 s, then about
+# 100 s per comparison round; with 4 transports expect about 130 s per round,
+# so about 7 minutes with the defaults. Every completed round's samples are
+# saved (kle-compare.rounds.json), so a run stopped by a time limit keeps them.
 # Results: machine.txt, gpu-tests.txt, compare.txt, kle-compare.{json,csv,png},
 # run.log (at most 8 files, so they fit the device tool's return limit).
 set -uo pipefail
@@ -39,7 +42,7 @@ command -v python3 >/dev/null || die "python3 is needed for the comparison"
 
 # The tunables, checked before anything runs: a bad value must not cost the
 # lease's GPU tests first.
-rounds=${KLE_ROUNDS:-4} min_time=${KLE_MIN_TIME:-0.1} samples=${KLE_LATENCY_SAMPLES:-2000}
+rounds=${KLE_ROUNDS:-3} min_time=${KLE_MIN_TIME:-0.1} samples=${KLE_LATENCY_SAMPLES:-2000}
 test_timeout=${KLE_TEST_TIMEOUT:-30} run_timeout=${KLE_RUN_TIMEOUT:-120}
 is_int() { [[ $1 =~ ^[0-9]{1,9}$ ]]; }
 { is_int "$rounds" && [ $((10#$rounds)) -ge 2 ]; } \
