@@ -313,10 +313,10 @@ struct KLESlotPoolStatsTy {
 ///    plus the retries the failure backoff allows). The allocator is called
 ///    while holding only that mutex: other threads keep taking and releasing
 ///    free slots meanwhile. A take() that finds no free slot while another
-///    thread is growing does not wait for the allocation: it falls back
-///    with PoolExhausted (the launch takes the copy path at once, which is
-///    cheaper than waiting for a pinned and a device allocation). The
-///    grower keeps the first slot of its new slab for itself, so its take()
+///    thread is growing waits for that growth (it needs a slot that does
+///    not exist yet: never the steady state) and then takes a slot of the
+///    new slab, so concurrent first launches keep their transport instead of
+///    falling back to copy. The grower keeps the first slot of its new slab for itself, so its take()
 ///    succeeds even if other threads drain the rest at once.
 ///  - A slot's bytes written by one holder before release() are visible to
 ///    the thread that takes it next (release / acquire on the free stack).
@@ -344,9 +344,9 @@ public:
   /// the caps allow. Never returns an Error: exhaustion, a failed or
   /// backed-off allocation, and use after deinit() yield a fallback reason
   /// (PoolExhausted, AllocationFailed, TransportDisabled), which is counted.
-  /// If no slot is free while another thread is growing the pool, it does
-  /// not wait for that growth: it falls back with PoolExhausted. A slot is
-  /// not handed out again until it has been released.
+  /// If no slot is free while another thread is growing the pool, it waits
+  /// for that growth and takes a slot of the new slab. A slot is not handed
+  /// out again until it has been released.
   KLETakeResultTy take();
 
   /// Return \p Slot to the free list. Call only after completion of all work

@@ -413,12 +413,13 @@ KLETakeResultTy KLESlotPoolTy::takeSlow() {
   std::unique_lock<std::mutex> Lock(GrowMutex, std::try_to_lock);
   uint32_t Index;
   if (!Lock.owns_lock()) {
-    // Another thread is growing (or about to). Do not wait for its
-    // allocation: take a slot if one was freed or published meanwhile, else
-    // fall back at once.
+    // Another thread is growing (or about to): take a slot if one was freed
+    // or published meanwhile; else wait for that growth (this take needs a
+    // slot that does not exist yet, which is not the steady state) and look
+    // again below. Launches whose slots exist never get here.
     if (popFree(Index))
       return handOut(Index);
-    return fallback(KLEFallbackReasonTy::PoolExhausted);
+    Lock.lock();
   }
 
   if (Deinitialized.load(std::memory_order_relaxed))

@@ -290,38 +290,32 @@ static bool imageMayMixDeviceRTLs(MemoryBufferRef Buffer) {
 
 bool KLETransportTy::imageSpeaksForkABI(DeviceImageTy &Image) {
   // Lock-free for the common case, every launch from the one image that last
-  // answered yes (forgetImage() clears it when that image is unloaded).
+  // answered yes or no (forgetImage() clears them when it is unloaded).
   if (LastForkABIImage.load(std::memory_order_acquire) == &Image)
     return true;
   if (LastStockABIImage.load(std::memory_order_acquire) == &Image)
     return false;
   std::lock_guard<std::mutex> Lock(ImageMutex);
   auto [It, Inserted] = ImageABI.try_emplace(&Image, false);
-  if (!Inserted) {
-    (It->second ? LastForkABIImage : LastStockABIImage)
-        .store(&Image, std::memory_order_release);
-    return It->second;
+  if (Inserted) {
+    It->second = [&] {
+      GenericGlobalHandlerTy &Handler = Device.Plugin.getGlobalHandler();
+      if (!Handler.isSymbolInImage(Device, Image, KLE_ABI_VERSION_SYMBOL))
+        return false;
+      if (imageMayMixDeviceRTLs(Image.getMemoryBuffer()))
+        return false; // not provable for every unit: the upstream layout
+      uint32_t Version = 0;
+      GlobalTy Global(KLE_ABI_VERSION_SYMBOL, sizeof(Version), &Version);
+      if (Error Err = Handler.readGlobalFromImage(Device, Image, Global)) {
+        consumeError(std::move(Err));
+        return false;
+      }
+      return Version == KLE_ABI_VERSION;
+    }();
   }
-  // The answer is false until proven: remember it for the lock-free check
-  // whichever way the function returns.
-  LastStockABIImage.store(&Image, std::memory_order_release);
-  GenericGlobalHandlerTy &Handler = Device.Plugin.getGlobalHandler();
-  if (!Handler.isSymbolInImage(Device, Image, KLE_ABI_VERSION_SYMBOL))
-    return false;
-  if (imageMayMixDeviceRTLs(Image.getMemoryBuffer()))
-    return false; // not provable for every unit: the upstream layout
-
-  uint32_t Version = 0;
-  GlobalTy Global(KLE_ABI_VERSION_SYMBOL, sizeof(Version), &Version);
-  if (Error Err = Handler.readGlobalFromImage(Device, Image, Global)) {
-    consumeError(std::move(Err));
-    return false;
-  }
-  It->second = Version == KLE_ABI_VERSION;
-  if (It->second) {
-    LastStockABIImage.store(nullptr, std::memory_order_release);
-    LastForkABIImage.store(&Image, std::memory_order_release);
-  }
+  // Published only once the answer is final.
+  (It->second ? LastForkABIImage : LastStockABIImage)
+      .store(&Image, std::memory_order_release);
   return It->second;
 }
 
