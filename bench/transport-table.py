@@ -124,7 +124,11 @@ def measure(cmd, env, timeout, counting=True):
         "h2d": sum(v for k, v in calls.items() if "HtoD" in k),
         "alloc": sum(v for k, v in calls.items()
                      if re.fullmatch(r"cuMemAlloc(_v2|Async(_ptsz)?)?", k)),
-        "map_h2d": out.count("Copying data from host to device"),
+        # Copy's own KLE line has upstream's wording too (Name=KernelLaunchEnv):
+        # it is the KLE's copy, not a map's.
+        "map_h2d": sum(1 for l in out.splitlines()
+                       if "Copying data from host to device" in l
+                       and "Name=KernelLaunchEnv" not in l),
         "map_alloc": out.count("Creating new map entry"),
         "served": served, "ns_sum": (ns or 0) * sum(served.values())}
 
