@@ -4,19 +4,52 @@
 # against libomptarget built with AddressSanitizer and with ThreadSanitizer.
 # The test programs themselves are not instrumented; the sanitizer runtime is
 # preloaded. Any report fails the run (halt_on_error, exit code 86).
-# KLE_SANITIZERS (default "address thread") selects the sanitizers.
+# KLE_SANITIZERS (default "address thread seeded") selects the sanitizers.
+# "seeded" is the negative control for ThreadSanitizer: libomptarget built
+# with -DKLE_SEED_POOL_RACE (a plain counter incremented next to the slot
+# pool's take and release in KLETransport.cpp), in its own build directory
+# (test/offload-thread-seeded); the 16-thread and a nowait stand-in test must
+# then report that race, with the same suppressions (test/standin/tsan.supp).
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
 
+lit_san() { # sanitizer build-dir-name test...
+  local san=$1 dir=$2; shift 2
+  /usr/lib/llvm-22/bin/lit -sv --param KLE_PREFIX="$KLE_PREFIX" --param KLE_BUILD_DIR="$KLE_BUILD_DIR" \
+    --param KLE_SANITIZER="$san" --param KLE_SANITIZER_BUILD="$dir" "$@"
+}
+
 rc=0
-for san in ${KLE_SANITIZERS:-address thread}; do
-  case $san in address|thread) ;; *) kle_die "unknown sanitizer '$san' in KLE_SANITIZERS (valid: address thread)";; esac
+for san in ${KLE_SANITIZERS:-address thread seeded}; do
+  case $san in address|thread|seeded) ;; *) kle_die "unknown sanitizer '$san' in KLE_SANITIZERS (valid: address thread seeded)";; esac
+  if [ "$san" = seeded ]; then
+    echo "== libomptarget with -fsanitize=thread and a seeded slot-pool race (must be reported)"
+    ninja -C "$KLE_BUILD_DIR" offload-thread-seeded cuda-standin-thread > "$KLE_BUILD_DIR/test/offload-thread-seeded.build.log" 2>&1 \
+      || { echo "building the seeded thread-sanitized libomptarget failed (see $KLE_BUILD_DIR/test/offload-thread-seeded.build.log)"; rc=1; continue; }
+    for t in threads_16.c nowait_32.c; do
+      log="$KLE_BUILD_DIR/test/sanitizer-seeded-${t%.c}.log"
+      reports="$KLE_BUILD_DIR/test/sanitizer-seeded-${t%.c}.reports"
+      rm -rf "$reports"; mkdir -p "$reports"
+      lit_san thread offload-thread-seeded --param KLE_SANITIZER_LOG="$reports/tsan" \
+        "$KLE_ROOT/test/standin/cuda/lit/$t" > "$log" 2>&1
+      # With halt_on_error a report ends the program: every program of the
+      # test that reported must have reported the seeded race (on the global
+      # kle_seed_pool_race), so no other report came first.
+      n=$(cat "$reports"/tsan.* 2>/dev/null | grep -c 'WARNING: ThreadSanitizer')
+      seeded=$(cat "$reports"/tsan.* 2>/dev/null | grep -c "Location is global 'kle_seed_pool_race'")
+      if [ "$n" -gt 0 ] && [ "$n" = "$seeded" ]; then
+        echo "seeded race reported: standin/cuda/lit/$t ($n runs; reports in $reports)"
+      else
+        echo "SEEDED RACE NOT REPORTED: standin/cuda/lit/$t ($seeded of $n reports; see $log, $reports)"; rc=1
+      fi
+    done
+    continue
+  fi
   echo "== libomptarget with -fsanitize=$san"
   targets="offload-$san"; [ "$san" = thread ] && targets="$targets cuda-standin-thread hsa-standin-thread"
   ninja -C "$KLE_BUILD_DIR" $targets > "$KLE_BUILD_DIR/test/offload-$san.build.log" 2>&1 \
     || { echo "building the $san-sanitized libomptarget failed (see $KLE_BUILD_DIR/test/offload-$san.build.log)"; rc=1; continue; }
-  /usr/lib/llvm-22/bin/lit -sv --param KLE_PREFIX="$KLE_PREFIX" --param KLE_BUILD_DIR="$KLE_BUILD_DIR" \
-    --param KLE_SANITIZER="$san" "$KLE_ROOT/test/standin/cuda/lit" "$KLE_ROOT/test/standin/hsa/lit" "$KLE_ROOT/test/transport" \
+  lit_san "$san" "offload-$san" "$KLE_ROOT/test/standin/cuda/lit" "$KLE_ROOT/test/standin/hsa/lit" "$KLE_ROOT/test/transport" \
     > "$KLE_BUILD_DIR/test/sanitizer-$san.log" 2>&1 || rc=1
   grep -E '^(FAIL|XPASS|UNRESOLVED|TIMEOUT):|^  (Passed|Failed|Expectedly|Unsupported)' "$KLE_BUILD_DIR/test/sanitizer-$san.log"
 done

@@ -81,6 +81,7 @@ subs = [
     ("%objdump", os.path.join(llvm_bin, "llvm-objdump")),
 ]
 config.substitutions.extend(subs)
+archer = os.path.join(prefix, "lib", "libarcher.so")
 
 config.available_features.add("host-offload")
 if os.path.exists("/usr/local/cuda/bin/ptxas"):
@@ -118,12 +119,14 @@ if os.path.exists(standin) and os.path.exists("/usr/local/cuda/bin/ptxas"):
     config.available_features.add("cuda-standin")
     config.substitutions.append(("%standin-dir", os.path.dirname(standin)))
     # KLE_SANITIZER=address|thread: run against libomptarget built with that
-    # sanitizer (scripts/sanitizer-check.sh), its runtime preloaded.
+    # sanitizer (scripts/sanitizer-check.sh), its runtime preloaded, from
+    # <build>/test/offload-<sanitizer>, or from <build>/test/<KLE_SANITIZER_BUILD>
+    # (offload-thread-seeded: the build with a seeded pool race).
     san = param("KLE_SANITIZER", "")
     libdirs = os.path.dirname(standin)
     san_env = ""
     if san:
-        san_build = os.path.join(build, "test", "offload-" + san)
+        san_build = os.path.join(build, "test", param("KLE_SANITIZER_BUILD", "offload-" + san))
         if not os.path.exists(os.path.join(san_build, "libomptarget.so")):
             lit_config.fatal("no %s-sanitized libomptarget in %s; run "
                              "scripts/sanitizer-check.sh" % (san, san_build))
@@ -136,11 +139,20 @@ if os.path.exists(standin) and os.path.exists("/usr/local/cuda/bin/ptxas"):
             libdirs = os.path.join(build, "test", "cuda-standin-thread", "lib")
         libdirs = san_build + os.pathsep + libdirs
         opts = "halt_on_error=1:exitcode=86:detect_leaks=0"
+        if param("KLE_SANITIZER_LOG", ""):  # reports to <this>.<pid> files
+            opts += ":log_path=" + param("KLE_SANITIZER_LOG", "")
         if san == "thread":
             # libomp never joins its hidden-helper threads (upstream design).
             opts += ":report_thread_leaks=0:suppressions=" + os.path.join(config.test_source_root,
                                                     "standin", "tsan.supp")
         san_env = " LD_PRELOAD=%s %s_OPTIONS=%s" % (rt, short.upper(), opts)
+        if san == "thread":
+            # Archer (LLVM's OMPT tool for TSan, installed with libomp) tells
+            # TSan about libomp's synchronisation (task creation and
+            # completion, dependences, taskwait, barriers), which the
+            # uninstrumented libomp hides; races between OpenMP threads are
+            # then reported, not suppressed.
+            san_env += " OMP_TOOL_LIBRARIES=" + archer
         config.available_features.add(short)
         config.name += " [" + short + "]"
     config.substitutions.append(
@@ -160,17 +172,21 @@ if os.path.exists(hsa_standin):
     hsa_san_env = ""
     if san:
         short = {"address": "asan", "thread": "tsan"}[san]
-        san_build = os.path.join(build, "test", "offload-" + san)
+        san_build = os.path.join(build, "test", param("KLE_SANITIZER_BUILD", "offload-" + san))
         rt = subprocess.run([clang, "-print-file-name=libclang_rt.%s-x86_64.so" % short],
                             capture_output=True, text=True).stdout.strip()
         if san == "thread":
             hsa_dirs = os.path.join(build, "test", "hsa-standin-thread", "lib")
         hsa_dirs = san_build + os.pathsep + hsa_dirs
         opts = "halt_on_error=1:exitcode=86:detect_leaks=0"
+        if param("KLE_SANITIZER_LOG", ""):  # reports to <this>.<pid> files
+            opts += ":log_path=" + param("KLE_SANITIZER_LOG", "")
         if san == "thread":
             opts += ":report_thread_leaks=0:suppressions=" + os.path.join(
                 config.test_source_root, "standin", "tsan.supp")
         hsa_san_env = " LD_PRELOAD=%s %s_OPTIONS=%s" % (rt, short.upper(), opts)
+        if san == "thread":
+            hsa_san_env += " OMP_TOOL_LIBRARIES=" + archer  # as for CUDA above
     hsa_env = "env LD_LIBRARY_PATH=" + hsa_dirs + " KLE_STANDIN_DEVICES=0" + hsa_san_env
     config.substitutions.append(("%hsa-standin-dir", os.path.dirname(hsa_standin)))
     config.substitutions.append(("%hsa-env", hsa_env))

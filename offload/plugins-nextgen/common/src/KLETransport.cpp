@@ -412,6 +412,9 @@ KLETransportTy::prepareImpl(const GenericKernelTy &Kernel,
 
   if (Want != KLETransportKindTy::Copy) {
     kle::KLETakeResultTy Taken = Pool->take();
+#ifdef KLE_SEED_POOL_RACE
+    ++kle_seed_pool_race; // test-only race (scripts/sanitizer-check.sh seeded)
+#endif
     if (!Taken)
       Want = KLETransportKindTy::Copy; // counted by the pool
     else
@@ -664,6 +667,9 @@ Error KLETransportTy::releaseCompletedImpl(ArrayRef<uint64_t> SlotIds) {
   if (SlotIds.empty() || Deinitialized.load(std::memory_order_acquire))
     return Error::success();
   Error Result = Error::success();
+#ifdef KLE_SEED_POOL_RACE
+  ++kle_seed_pool_race; // test-only race (scripts/sanitizer-check.sh seeded)
+#endif
   for (uint64_t Id : SlotIds)
     Result = joinErrors(std::move(Result), Pool->release(Id));
   return Result;
