@@ -98,6 +98,11 @@ Error KLETransportTy::init() {
   DefaultKind = defaultKLETransport(Mode, ZeroCopySupported, StagedSupported);
 
   kle::KLESlotPoolConfigTy Config;
+  // Pinned host memory comes page-aligned from both plugins (cuMemAllocHost;
+  // the AMDGPU host fine-grained pool), and device memory at least 256-byte
+  // aligned: no padding is needed to align slots and counter blocks to 128.
+  // The pool checks the promise and falls back (AllocationFailed) if broken.
+  Config.AllocatorAlignment = kle::KLESlotPoolTy::SlotAlignment;
   if (const char *Max = std::getenv(MaxSlotsEnv); Max && *Max) {
     // Decimal digits only: no sign, blank or radix prefix.
     uint64_t N = 0;
