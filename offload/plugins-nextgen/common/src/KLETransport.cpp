@@ -659,9 +659,18 @@ void KLETransportTy::finishImpl(KLELaunchTy &Launch,
     // The launch (zerocopy, resident) or the transfer out of the slot
     // (staged, a resident write) is in the queue: the slot waits for the
     // queue to complete.
+    // The first slot of a queue goes into the async info's lock-free word
+    // (one launch per queue until it completes: no lock on the launch path);
+    // a queue with several pending slots keeps the rest under its mutex.
+    // acq_rel pairs with synchronize()/queryAsync()'s exchange, so the
+    // thread that returns the slot to the pool has seen this one's writes.
     __tgt_async_info &AsyncInfo = *AsyncInfoWrapper;
-    std::lock_guard<std::mutex> Lock(AsyncInfo.Mutex);
-    AsyncInfo.KLESlotIds.push_back(Launch.Slot.Id);
+    uint64_t None = kle::KLESlotTy::InvalidId;
+    if (!AsyncInfo.KLESlotId.compare_exchange_strong(
+            None, Launch.Slot.Id, std::memory_order_acq_rel)) {
+      std::lock_guard<std::mutex> Lock(AsyncInfo.Mutex);
+      AsyncInfo.KLESlotIds.push_back(Launch.Slot.Id);
+    }
   }
   Launch.Slot = kle::KLESlotTy();
 }
