@@ -44,7 +44,7 @@ for s in $suites; do
   case $s in
   unit)
     echo "== unit tests (GoogleTest; plain, ThreadSanitizer, AddressSanitizer)"
-    for d in unit unit-thread unit-address cuda-standin; do
+    for d in unit unit-thread unit-address cuda-standin hsa-standin; do
       bd="$KLE_BUILD_DIR/test/$d"
       if [ ! -f "$bd/CTestTestfile.cmake" ]; then
         echo "$d: not built (run scripts/setup.sh)"; count "$d" 0 1; continue

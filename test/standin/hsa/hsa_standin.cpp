@@ -21,6 +21,8 @@
 #include "../core/core.h"
 
 #include <elf.h>
+#include <signal.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -283,6 +285,7 @@ bool parseStatus(const std::string &T, int &Out) {
 }
 
 void finalReport(const char *Where);
+void installSegvNote();
 
 const Config &conf() {
   static const Config *C = [] {
@@ -297,6 +300,7 @@ const Config &conf() {
                        [&](const char *K) { return B == K; }))
         say("unknown KLE_HSA_STANDIN_BREAK item '%s' ignored", B.c_str());
     installExitHandlers(finalReport);
+    installSegvNote();
     return &R;
   }();
   return *C;
@@ -797,7 +801,38 @@ bool condHolds(hsa_signal_condition_t C, int64_t V, int64_t X) {
   return false;
 }
 
+// A SIGSEGV while the handler thread is inside a callback the plugin
+// registered with hsa_amd_signal_async_handler is the plugin's, not the
+// stand-in's (negative_controls.c: under ignore-barriers/ignore-copy-deps the
+// plugin's AMDGPUStreamTy::asyncActionCallback finds its stream slot already
+// released). Say so on stderr, then let the default action end the process
+// (the faulting instruction runs again with SIG_DFL: status 139 as before).
+std::atomic<long> HandlerTid{0};
+std::atomic<bool> InPluginHandler{false};
+
+void segvNote(int, siginfo_t *, void *) {
+  static const char Plugin[] = "kle-hsa-standin: SIGSEGV in a callback the program registered "
+                               "with hsa_amd_signal_async_handler (not in the stand-in)\n";
+  static const char Other[] = "kle-hsa-standin: SIGSEGV outside the async handler callbacks\n";
+  bool InCb = InPluginHandler.load() && syscall(SYS_gettid) == HandlerTid.load();
+  ssize_t R = write(2, InCb ? Plugin : Other, InCb ? sizeof(Plugin) - 1 : sizeof(Other) - 1);
+  (void)R;
+}
+
+void installSegvNote() {
+  struct sigaction Old;
+  if (sigaction(SIGSEGV, nullptr, &Old) || Old.sa_handler != SIG_DFL)
+    return; // the program (or a sanitizer) has its own
+  struct sigaction A;
+  memset(&A, 0, sizeof(A));
+  A.sa_sigaction = segvNote;
+  A.sa_flags = SA_SIGINFO | SA_RESETHAND;
+  sigemptyset(&A.sa_mask);
+  sigaction(SIGSEGV, &A, nullptr);
+}
+
 void handlerWorker() {
+  HandlerTid.store(syscall(SYS_gettid));
   while (true) {
     std::vector<Handler> Run;
     uint64_t E;
@@ -819,7 +854,9 @@ void handlerWorker() {
     }
     for (auto &H : Run) {
       // No stand-in lock is held: the handler calls back into the runtime.
+      InPluginHandler.store(true);
       bool Again = H.Fn(H.S->V.load(), H.Arg);
+      InPluginHandler.store(false);
       std::lock_guard<std::mutex> G(g().Mtx);
       g().HandlersRunning--;
       if (Again)

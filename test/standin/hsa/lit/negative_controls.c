@@ -10,13 +10,34 @@
 // PLACE-HOST: VIOLATION launch #1: C: expected a host fine-grained KLE (zerocopy) but dyn_ptr {{.*}} is device memory
 // C, arrival: the queue ignores barrier-AND dependencies, so a dispatch starts
 // before the copy that delivers its KLE completed (long DMA delays).
-// The plugin itself may then crash on the broken ordering (it has been seen to
-// SIGSEGV after the violation was reported), so only the report is checked.
-// RUN: %hsa-env KLE_HSA_STANDIN_DELAY_US=2000:3000 KLE_HSA_STANDIN_BREAK=ignore-barriers LIBOMPTARGET_KLE_TRANSPORT=copy KLE_HSA_STANDIN_EXPECT=copy %run %t > %t.copy 2>&1 || true
+// The run then either exits 97 with the violations, or dies of SIGSEGV (139)
+// after printing them. The SIGSEGV is the plugin's, not the stand-in's: gdb
+// shows AMDGPUStreamTy::asyncActionCallback (libomptarget), called from the
+// stand-in's handler thread, loading Slot->Signal == nullptr. The plugin
+// chains a stream's operations by signals and trusts the runtime to honour
+// them: once the stream's last signal drops, synchronize() releases every
+// slot (Signal = nullptr). A misbehaving queue (or DMA engine, below) lets a
+// later operation finish before an earlier one, so the stream is released
+// while the async handler of an earlier step (the host memcpy of a two-step
+// copy) is still registered; when its signal then reaches 0 the stand-in
+// calls the plugin's handler as HSA must, and the plugin dereferences its
+// released slot. The stand-in names such a crash on stderr ("SIGSEGV in a
+// callback the program registered with hsa_amd_signal_async_handler"), so the
+// status must be 97, or 139 with that line: a crash anywhere else, an abort
+// or a hang fails.
+// RUN: sh -c '%hsa-env KLE_HSA_STANDIN_DELAY_US=2000:3000 KLE_HSA_STANDIN_BREAK=ignore-barriers LIBOMPTARGET_KLE_TRANSPORT=copy KLE_HSA_STANDIN_EXPECT=copy %run %t > %t.copy 2>&1; echo "status=$?" >> %t.copy'
 // RUN: %fcheck --check-prefix=BARRIER %s < %t.copy
-// RUN: %hsa-env KLE_HSA_STANDIN_DELAY_US=2000:3000 KLE_HSA_STANDIN_BREAK=ignore-barriers LIBOMPTARGET_KLE_TRANSPORT=staged KLE_HSA_STANDIN_EXPECT=staged %run %t > %t.staged 2>&1 || true
+// RUN: sh -c 'grep -qx status=97 %t.copy || { grep -qx status=139 %t.copy && grep -q "SIGSEGV in a callback the program registered with hsa_amd_signal_async_handler (not in the stand-in)" %t.copy; }'
+// RUN: sh -c '%hsa-env KLE_HSA_STANDIN_DELAY_US=2000:3000 KLE_HSA_STANDIN_BREAK=ignore-barriers LIBOMPTARGET_KLE_TRANSPORT=staged KLE_HSA_STANDIN_EXPECT=staged %run %t > %t.staged 2>&1; echo "status=$?" >> %t.staged'
 // RUN: %fcheck --check-prefix=BARRIER %s < %t.staged
+// RUN: sh -c 'grep -qx status=97 %t.staged || { grep -qx status=139 %t.staged && grep -q "SIGSEGV in a callback the program registered with hsa_amd_signal_async_handler (not in the stand-in)" %t.staged; }'
 // BARRIER: C: the copy (op #{{[0-9]+}}) that delivers the device KLE {{.*}} had not completed when the dispatch started
+// Copies ignore their dependency signals (copy transport). This is not a
+// negative control of one check: the plugin usually crashes as above, after
+// 0 to 7 violations (D, K, X, C vary with timing; 0 seen once in 16 runs), so
+// only the verdict is pinned: 97, or 139 with the plugin-callback line.
+// RUN: sh -c '%hsa-env KLE_HSA_STANDIN_DELAY_US=2000:3000 KLE_HSA_STANDIN_BREAK=ignore-copy-deps LIBOMPTARGET_KLE_TRANSPORT=copy KLE_HSA_STANDIN_EXPECT=copy %run %t > %t.deps 2>&1; echo "status=$?" >> %t.deps'
+// RUN: sh -c 'grep -qx status=97 %t.deps || { grep -qx status=139 %t.deps && grep -q "SIGSEGV in a callback the program registered with hsa_amd_signal_async_handler (not in the stand-in)" %t.deps; }'
 // Check A1, a host store into the zerocopy slot after the doorbell.
 // RUN: not %hsa-env KLE_HSA_STANDIN_BREAK=scribble-kle LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_HSA_STANDIN_EXPECT=zerocopy %run %t 2>&1 | %fcheck --check-prefix=A1 %s
 // A1: A1: start: KLE bytes at {{.*}} changed: expected
