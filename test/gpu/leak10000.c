@@ -6,6 +6,7 @@
 // RUN: %clang-gpu -O2 %s -o %t -ldl
 // RUN: env LIBOMPTARGET_KLE_TRANSPORT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,ZEROCOPY %s
 // RUN: env LIBOMPTARGET_KLE_TRANSPORT=copy %run %t 2>&1 | %fcheck %s
+// RUN: env LIBOMPTARGET_KLE_TRANSPORT=resident LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,RESIDENT %s
 #include <dlfcn.h>
 #include <stdio.h>
 
@@ -70,3 +71,4 @@ int main(void) {
 // CHECK: device memory growth over 9000 launches: {{-?[0-9]+}} bytes (flat)
 // CHECK: total=2560000
 // ZEROCOPY: launches copy=0 staged=0 zerocopy=10000 resident=0; fallbacks PoolExhausted=0 AllocationFailed=0 {{.*}}; slabs={{[12]}} peak_slots_in_use={{[0-9]+}}
+// RESIDENT: launches copy=0 staged=0 zerocopy=0 resident=10000; fallbacks PoolExhausted=0 AllocationFailed=0 {{.*}}; slabs={{[12]}} peak_slots_in_use={{[0-9]+}}

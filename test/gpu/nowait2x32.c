@@ -6,6 +6,7 @@
 // RUN: env LIBOMPTARGET_KLE_TRANSPORT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,ZEROCOPY %s
 // RUN: env LIBOMPTARGET_KLE_TRANSPORT=staged LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,STAGED %s
 // RUN: env LIBOMPTARGET_KLE_TRANSPORT=copy %run %t 2>&1 | %fcheck %s
+// RUN: env LIBOMPTARGET_KLE_TRANSPORT=resident LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,RESIDENT %s
 #include <stdio.h>
 
 int main(void) {
@@ -36,3 +37,4 @@ int main(void) {
 // CHECK: round 1 wrong=0
 // ZEROCOPY: launches copy=0 staged=0 zerocopy=64 resident=0; fallbacks PoolExhausted=0 AllocationFailed=0 {{.*}}; slabs=1
 // STAGED: launches copy=0 staged=64 zerocopy=0 resident=0; fallbacks PoolExhausted=0 AllocationFailed=0 {{.*}}; slabs=1
+// RESIDENT: launches copy=0 staged=0 zerocopy=0 resident=64; fallbacks PoolExhausted=0 AllocationFailed=0 {{.*}}; slabs=1

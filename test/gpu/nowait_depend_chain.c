@@ -12,6 +12,7 @@
 // RUN: env LIBOMPTARGET_KLE_TRANSPORT=zerocopy %run %t 2>&1 | %fcheck %s
 // RUN: env LIBOMPTARGET_KLE_TRANSPORT=staged %run %t 2>&1 | %fcheck %s
 // RUN: env LIBOMPTARGET_KLE_TRANSPORT=copy %run %t 2>&1 | %fcheck %s
+// RUN: env LIBOMPTARGET_KLE_TRANSPORT=resident %run %t 2>&1 | %fcheck %s
 #include <stdio.h>
 
 #define N 4096

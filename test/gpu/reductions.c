@@ -5,6 +5,7 @@
 // RUN: env LIBOMPTARGET_KLE_TRANSPORT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,ZEROCOPY %s
 // RUN: env LIBOMPTARGET_KLE_TRANSPORT=staged LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,STAGED %s
 // RUN: env LIBOMPTARGET_KLE_TRANSPORT=copy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,COPY %s
+// RUN: env LIBOMPTARGET_KLE_TRANSPORT=resident LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,RESIDENT %s
 #include <stdio.h>
 
 typedef struct {
@@ -59,3 +60,4 @@ int main(void) {
 // ZEROCOPY: omptarget KLE stats: device 0: launches copy=0 staged=0 zerocopy=5 resident=0;
 // STAGED: omptarget KLE stats: device 0: launches copy=0 staged=5 zerocopy=0 resident=0;
 // COPY: omptarget KLE stats: device 0: launches copy=5 staged=0 zerocopy=0 resident=0;
+// RESIDENT: omptarget KLE stats: device 0: launches copy=0 staged=0 zerocopy=0 resident=5;

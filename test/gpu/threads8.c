@@ -5,6 +5,7 @@
 // RUN: env LIBOMPTARGET_KLE_TRANSPORT=zerocopy %run %t | %fcheck %s
 // RUN: env LIBOMPTARGET_KLE_TRANSPORT=staged %run %t | %fcheck %s
 // RUN: env LIBOMPTARGET_KLE_TRANSPORT=copy %run %t | %fcheck %s
+// RUN: env LIBOMPTARGET_KLE_TRANSPORT=resident %run %t | %fcheck %s
 #include <stdio.h>
 
 int main(void) {
