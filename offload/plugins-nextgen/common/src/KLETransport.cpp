@@ -500,13 +500,17 @@ KLETransportTy::reductionBuffer(const kle::KLESlotTy *Slot, uint64_t Bytes,
                                 AsyncInfoWrapperTy &AsyncInfoWrapper) {
   // A slot keeps its buffer only within the per-slot and the total bounds;
   // the total is reserved before allocating, so it holds exactly however
-  // many slots grow at once.
+  // many slots grow at once. The slot is ours until its launch completes:
+  // no lock for its bytes.
+  SlotBufferTy *Cached =
+      Slot && Bytes <= SlotBufferLimit
+          ? reinterpret_cast<SlotBufferTy *>(static_cast<char *>(Slot->HostPtr) +
+                                             SlotBufferOffset)
+          : nullptr;
+  if (Cached && Cached->Ptr && Cached->Bytes >= Bytes)
+    return Cached->Ptr;
   bool Reserved = false;
-  if (Slot && Bytes <= SlotBufferLimit) {
-    auto *Cached = reinterpret_cast<SlotBufferTy *>(
-        static_cast<char *>(Slot->HostPtr) + SlotBufferOffset);
-    if (Cached->Ptr && Cached->Bytes >= Bytes)
-      return Cached->Ptr;
+  if (Cached) {
     uint64_t Now = SlotBufferBytesNow.load(std::memory_order_relaxed);
     while (Now + Bytes <= SlotBufferTotalLimit &&
            !SlotBufferBytesNow.compare_exchange_weak(
@@ -514,22 +518,17 @@ KLETransportTy::reductionBuffer(const kle::KLESlotTy *Slot, uint64_t Bytes,
       ;
     Reserved = Now + Bytes <= SlotBufferTotalLimit;
   }
-  if (!Reserved) {
-    auto BufferOrErr = Device.dataAlloc(int64_t(Bytes), /*HostPtr=*/nullptr,
-                                        TargetAllocTy::TARGET_ALLOC_DEVICE);
-    if (!BufferOrErr)
-      return BufferOrErr.takeError();
-    AsyncInfoWrapper.freeAllocationAfterSynchronization(*BufferOrErr);
-    return *BufferOrErr;
-  }
-  // The slot is ours until its launch completes: no lock for its bytes.
-  auto *Cached = reinterpret_cast<SlotBufferTy *>(
-      static_cast<char *>(Slot->HostPtr) + SlotBufferOffset);
   auto BufferOrErr = Device.dataAlloc(int64_t(Bytes), /*HostPtr=*/nullptr,
                                       TargetAllocTy::TARGET_ALLOC_DEVICE);
   if (!BufferOrErr) {
-    SlotBufferBytesNow.fetch_sub(Bytes, std::memory_order_relaxed);
+    if (Reserved)
+      SlotBufferBytesNow.fetch_sub(Bytes, std::memory_order_relaxed);
     return BufferOrErr.takeError();
+  }
+  if (!Reserved) {
+    // Per launch, as copy: freed after synchronization.
+    AsyncInfoWrapper.freeAllocationAfterSynchronization(*BufferOrErr);
+    return *BufferOrErr;
   }
   void *Old = Cached->Ptr;
   {
