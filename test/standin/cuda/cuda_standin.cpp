@@ -133,6 +133,11 @@ struct Alloc : standin::Block {
   std::string FreedBy;
   std::vector<LaunchRec *> Launches; // launches referencing this (g.Mtx)
   std::deque<WriteRec> Writes;       // recent writes (g.Mtx)
+  // Start addresses of every KLE-sized write (16 bytes) ever made into this
+  // allocation (g.Mtx): the resident check asks whether a slot's device KLE
+  // was written at all, which the 16 most recent writes cannot tell once
+  // other slots of the same slab were written since.
+  std::set<uintptr_t> KleWrites;
   uint8_t *host(uintptr_t A) { return bytes(A); }
 };
 using AllocP = std::shared_ptr<Alloc>;
@@ -453,6 +458,8 @@ void recordWriteLocked(Alloc &A, uintptr_t Lo, size_t N, Stream *S,
                        MemKind SrcKind, bool SrcPageable) {
   WriteRec W{Lo, Lo + N, S, ++g().WriteOrder, SrcKind, SrcPageable};
   A.Writes.push_back(W);
+  if (N == kle::KLESize)
+    A.KleWrites.insert(Lo);
   if (A.Writes.size() > 16)
     A.Writes.pop_front();
 }
@@ -2283,10 +2290,12 @@ EXPORT CUresult cuLaunchKernel(CUfunction H, unsigned GX, unsigned GY,
           // The KLE lives in device memory, written by an earlier copy (on
           // this stream, or by an earlier launch of the same slot); its
           // upstream layout and zero counters are checked at kernel start.
-          const bool Written = std::any_of(
-              A->Writes.begin(), A->Writes.end(), [&](const WriteRec &W) {
-                return W.Lo <= LR->Dyn && W.Hi >= LR->Dyn + KleN;
-              });
+          const bool Written =
+              A->KleWrites.count(LR->Dyn) ||
+              std::any_of(A->Writes.begin(), A->Writes.end(),
+                          [&](const WriteRec &W) {
+                            return W.Lo <= LR->Dyn && W.Hi >= LR->Dyn + KleN;
+                          });
           if (A->K != MemKind::Device)
             violation(LR->Index,
                       "kernel '%s': KLE_STANDIN_EXPECT=resident but dyn_ptr "
