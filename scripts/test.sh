@@ -33,6 +33,14 @@ count() { # label passed failed
   passed=$((passed + $2)); failed=$((failed + $3)); summary+=("$1: $2 passed, $3 failed")
 }
 
+print_failures() { # lit-output-file: the last 40 lines of each failed test's report
+  # (CI keeps only what this script prints, not the log file).
+  awk '/^[*]+ TEST .* FAILED [*]+$/ { on = 1; n = 0 }
+       on { buf[n++ % 40] = $0 }
+       on && /^[*]+$/ { on = 0; s = n > 40 ? n - 40 : 0
+         if (s) print "  ... (" s " lines of this report left out; the whole log: '"$1"')"
+         for (i = s; i < n; i++) print "  | " buf[i % 40] }' "$1"
+}
 lit_counts() { # lit-output-file -> "passed failed"
   local p f
   p=$(grep -E '^ *(Passed|Expectedly Failed) *: ' "$1" | awk -F: '{s+=$2} END{print s+0}')
@@ -65,6 +73,7 @@ for s in $suites; do
     "$lit" -sv --param KLE_PREFIX="$KLE_PREFIX" --param KLE_BUILD_DIR="$KLE_BUILD_DIR" \
       "$KLE_ROOT/test" > "$out" 2>&1
     grep -E '^(FAIL|XPASS|UNRESOLVED|TIMEOUT):' "$out"
+    print_failures "$out"
     sed -n '/^Total Discovered/,$p' "$out"
     count lit $(lit_counts "$out") ;;
   upstream)

@@ -164,7 +164,21 @@ struct Block {
   bool Counted = true;           ///< in live/peak counts
   uint64_t AllowedAgents = 0;    ///< front-defined bit mask
   std::multiset<uint64_t> Pending; ///< launches/copies that read or write it
-  uint64_t LastWriteOp = 0;      ///< last queued copy writing into it
+  /// Queued copies writing into it, by destination range: start -> {end,
+  /// op}; a later copy with the same start replaces the entry.  Kept per
+  /// range, not per block, so a pending copy into one slot of a slab is not
+  /// blamed on a launch that reads another slot of it.
+  std::map<uintptr_t, std::pair<uintptr_t, uint64_t>> Writes;
+  /// The newest queued copy overlapping [P, P+N), or 0 when none did.
+  /// O(number of distinct copy destinations below P+N).  Caller holds the
+  /// front's lock that guards Writes.
+  uint64_t lastWriteOp(uintptr_t P, size_t N) const {
+    uint64_t Op = 0;
+    for (auto It = Writes.begin(), E = Writes.lower_bound(P + N); It != E; ++It)
+      if (It->second.first > P && It->second.second > Op)
+        Op = It->second.second;
+    return Op;
+  }
   /// Host bytes of [P, P+N) (P must be inside this block).
   uint8_t *bytes(uintptr_t P) const { return Backing + (P - Addr); }
   virtual ~Block();

@@ -14,7 +14,7 @@ may_fail=${KLE_PROGRAM_MAY_FAIL:-0}
 [ $# -ge 1 ] || { echo "each-transport.sh: no command" >&2; exit 2; }
 for t in $KLE_TRANSPORTS; do
   case "$t" in
-    zerocopy|staged|copy) expect=$t ;;
+    zerocopy|staged|copy|resident) expect=$t ;;
     *) expect=any ;;  # a transport the stand-in has no placement rule for yet
   esac
   echo "== transport $t"

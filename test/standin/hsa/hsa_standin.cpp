@@ -474,7 +474,7 @@ std::shared_ptr<Launch> recordLaunch(Queue &Q, uint64_t Index,
     if (Expect == "zerocopy")
       violation(L->N, "C: expected a host fine-grained KLE (zerocopy) but dyn_ptr %#lx is device memory",
                 (unsigned long)L->Dyn);
-    L->KleCopyOp = L->KleB->LastWriteOp;
+    L->KleCopyOp = L->KleB->lastWriteOp(L->Dyn, 16);
     if (!L->KleCopyOp)
       violation(L->N, "C: no async copy into the device KLE %#lx was enqueued before the dispatch",
                 (unsigned long)L->Dyn);
@@ -1544,7 +1544,7 @@ EXPORT hsa_status_t hsa_amd_memory_async_copy(void *Dst, hsa_agent_t DstAgent, c
     C->DstB->Pending.insert(C->Op | (1ull << 63));
     C->SrcB->Pending.insert(C->Op | (1ull << 63));
     if (C->DstB->Kind == K_DEVICE)
-      C->DstB->LastWriteOp = C->Op;
+      C->DstB->Writes[C->Dst] = {C->Dst + Size, C->Op};
     g().Copies.push_back(C);
   }
   notifyAll();

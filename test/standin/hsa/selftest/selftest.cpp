@@ -411,6 +411,26 @@ int main(int argc, char **argv) {
     CHECK(p_hsa_amd_memory_pool_free(DevKle));
     CHECK(p_hsa_signal_destroy(Gate));
     CHECK(p_hsa_signal_destroy(Copied));
+  } else if (C == "slab-neighbour") {
+    // Two device KLEs in one slab (resident's layout: one block per slot,
+    // many slots per allocation). A's copy completed; B's copy into the same
+    // slab is still gated when A's dispatch starts. A's dispatch must not be
+    // blamed for B's pending copy (check C is per range, not per allocation).
+    void *Kle = hostKle();
+    uint8_t *Slab = static_cast<uint8_t *>(alloc(DevPool, 256));
+    hsa_signal_t CopiedA = signal(1), Gate = signal(1), CopiedB = signal(1);
+    CHECK(p_hsa_amd_memory_async_copy(Slab, Gpu, Kle, Gpu, 16, 0, nullptr, CopiedA));
+    waitZero(CopiedA);
+    CHECK(p_hsa_amd_memory_async_copy(Slab + 64, Gpu, Kle, Gpu, 16, 1, &Gate, CopiedB));
+    dispatch(Ka, Slab, Done);
+    waitZero(Done);
+    p_hsa_signal_store_screlease(Gate, 0);
+    waitZero(CopiedB);
+    CHECK(p_hsa_amd_memory_pool_free(Kle));
+    CHECK(p_hsa_amd_memory_pool_free(Slab));
+    CHECK(p_hsa_signal_destroy(CopiedA));
+    CHECK(p_hsa_signal_destroy(Gate));
+    CHECK(p_hsa_signal_destroy(CopiedB));
   } else if (C == "no-copy") {
     // C: a device KLE nothing was copied into.
     void *DevKle = alloc(DevPool, 256);
