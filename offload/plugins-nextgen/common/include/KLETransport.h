@@ -29,13 +29,13 @@
 //             the slot's first use, or a new reduction buffer. At steady state
 //             a launch makes no allocation and no transfer, and no team reads
 //             host memory; any DeviceRTL, stock or the fork's, reads it.
-// auto picks zerocopy where the device supports it and the image provably
-// reads the fork's layout in every unit (KLETransportPolicy.h), else resident
-// where the plugin has a pinned path, else copy. Per launch, every slot
+// auto picks resident where the plugin has a pinned path, else zerocopy where
+// the device supports it and the image provably reads the fork's layout in
+// every unit, else copy (KLETransportPolicy.h; resident first since the H200
+// figures in docs/RESULTS.md). Per launch, every slot
 // transport falls back to copy (counted, never an error) for record-replay, an
 // exhausted pool or a failed pinned allocation; zerocopy also gives way for an
-// image that does not speak the fork's KLE ABI: to resident under auto, to
-// copy when zerocopy was forced.
+// image that does not speak the fork's KLE ABI, to copy.
 //
 // Slot lifetime: taken in prepare(), handed to the async info by finish()
 // only after the launch was enqueued (released at once if it was not), and

@@ -21,12 +21,13 @@
 //      pool may still fall back to copy afterwards (PoolExhausted,
 //      AllocationFailed).
 //
-// The rule for auto (docs/DESIGN.md, "Choosing a transport"): zerocopy where
-// it is safe for the kernel at hand (the device maps pinned host memory and
-// the image's DeviceRTL provably reads the fork's layout in every unit);
-// otherwise resident, which costs no per-launch transfer at steady state and
-// gives the upstream layout that every DeviceRTL reads; copy where the device
-// has no pinned path or under record-replay.
+// The rule for auto (docs/DESIGN.md, "Choosing a transport"): resident, which
+// costs no per-launch transfer at steady state, keeps the KLE in device memory
+// and gives the upstream layout that every DeviceRTL reads; zerocopy only on a
+// device with no pinned path for resident's slabs but a device-visible pinned
+// slot, and only where the image's DeviceRTL provably reads the fork's layout
+// in every unit; copy where the device has neither or under record-replay.
+// Zerocopy stays selectable (LIBOMPTARGET_KLE_TRANSPORT=zerocopy).
 //
 //===----------------------------------------------------------------------===//
 
@@ -66,9 +67,12 @@ enum class KLETransportModeTy : uint8_t {
 };
 
 /// The transport a device uses when nothing forces a fallback. Auto is
-/// zerocopy where the plugin supports it (\p ZeroCopySupported), else
-/// resident where it has a pinned path for the pool's slabs and their
-/// one-time writes (\p StagedSupported), else copy. A forced mode is
+/// resident where the plugin has a pinned path for the pool's slabs and their
+/// one-time writes (\p StagedSupported), else zerocopy where the plugin
+/// supports it (\p ZeroCopySupported), else copy. Resident comes first since
+/// the H200 run of 2026-11-30 (docs/RESULTS.md): zerocopy's per-team reads
+/// over the host link made the reduction kernel itself 1.2x to 2.1x slower
+/// than with a device-resident KLE, and no host-side saving offset it. A forced mode is
 /// returned as asked even if unsupported: chooseKLETransport() then falls
 /// back per launch with TransportDisabled, so the stats show it.
 constexpr KLETransportKindTy defaultKLETransport(KLETransportModeTy Mode,
@@ -86,16 +90,16 @@ constexpr KLETransportKindTy defaultKLETransport(KLETransportModeTy Mode,
   case KLETransportModeTy::Auto:
     break;
   }
-  return ZeroCopySupported ? KLETransportKindTy::ZeroCopy
-         : StagedSupported ? KLETransportKindTy::Resident
-                           : KLETransportKindTy::Copy;
+  return StagedSupported     ? KLETransportKindTy::Resident
+         : ZeroCopySupported ? KLETransportKindTy::ZeroCopy
+                             : KLETransportKindTy::Copy;
 }
 
 /// One launch's transport before a pool slot is asked for.
 struct KLETransportChoiceTy {
   KLETransportKindTy Kind = KLETransportKindTy::Copy;
-  /// Set when \p Want had to give way (to copy, or under auto from zerocopy
-  /// to resident); the caller counts it with KLESlotPoolTy::noteFallback().
+  /// Set when \p Want had to give way (always to copy); the caller counts it
+  /// with KLESlotPoolTy::noteFallback().
   std::optional<kle::KLEFallbackReasonTy> Fallback;
 };
 
@@ -108,20 +112,18 @@ struct KLETransportChoiceTy {
 ///   - \p Want is not supported by the device: copy, TransportDisabled
 ///     (staged and resident need the pinned path, \p StagedSupported);
 ///   - zerocopy and the image's DeviceRTL does not provably read the fork's
-///     layout in every unit: \p ImageABIFallback (resident under auto, where
-///     supported; copy when zerocopy was forced), ImageABI. Staged and
-///     resident keep upstream's layout and need no ABI.
+///     layout in every unit: copy, ImageABI. (Zerocopy is reached only when
+///     forced, or under auto on a device without resident's pinned path.)
+///     Staged and resident keep upstream's layout and need no ABI.
 /// \p ImageSpeaksForkABI is called at most once, and only for zerocopy (it
 /// may read a global from the image on its first call per image).
 inline KLETransportChoiceTy
 chooseKLETransport(KLETransportKindTy Want, KLERecordReplayTy RecordReplay,
                    bool ZeroCopySupported, bool StagedSupported,
-                   llvm::function_ref<bool()> ImageSpeaksForkABI,
-                   KLETransportKindTy ImageABIFallback = KLETransportKindTy::Copy) {
+                   llvm::function_ref<bool()> ImageSpeaksForkABI) {
   using Reason = kle::KLEFallbackReasonTy;
-  auto FallBack = [](Reason Why, KLETransportKindTy To =
-                                     KLETransportKindTy::Copy) {
-    return KLETransportChoiceTy{To, Why};
+  auto FallBack = [](Reason Why) {
+    return KLETransportChoiceTy{KLETransportKindTy::Copy, Why};
   };
   if (Want == KLETransportKindTy::Copy)
     return {};
@@ -131,11 +133,7 @@ chooseKLETransport(KLETransportKindTy Want, KLERecordReplayTy RecordReplay,
     if (!ZeroCopySupported)
       return FallBack(Reason::TransportDisabled);
     if (!ImageSpeaksForkABI())
-      return FallBack(Reason::ImageABI,
-                      ImageABIFallback == KLETransportKindTy::Resident &&
-                              StagedSupported
-                          ? KLETransportKindTy::Resident
-                          : KLETransportKindTy::Copy);
+      return FallBack(Reason::ImageABI);
   } else if (!StagedSupported) {
     return FallBack(Reason::TransportDisabled);
   }

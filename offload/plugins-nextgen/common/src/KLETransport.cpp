@@ -403,14 +403,12 @@ KLETransportTy::prepareImpl(const GenericKernelTy &Kernel,
       uint64_t(Config.ReductionDataSize) * Config.ReductionBufferLength;
   Launch.HasKLE = true;
 
-  // Under auto an image that cannot take zerocopy gets resident: upstream's
-  // layout, which every DeviceRTL reads, with no per-launch transfer at
-  // steady state. A forced zerocopy falls back to copy, as it always did.
+  // An image that cannot take zerocopy gets copy, counted as ImageABI.
+  // Under auto this happens only on a device without resident's pinned path
+  // (auto prefers resident, which every DeviceRTL reads).
   KLETransportChoiceTy Choice = chooseKLETransport(
       DefaultKind, RecordReplay, ZeroCopySupported, StagedSupported,
-      [&] { return imageSpeaksForkABI(Kernel.getImage()); },
-      Mode == KLETransportModeTy::Auto ? KLETransportKindTy::Resident
-                                       : KLETransportKindTy::Copy);
+      [&] { return imageSpeaksForkABI(Kernel.getImage()); });
   if (Choice.Fallback)
     Pool->noteFallback(*Choice.Fallback);
   KLETransportKindTy Want = Choice.Kind;

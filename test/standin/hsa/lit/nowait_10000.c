@@ -8,7 +8,7 @@
 // RUN: %clang-gfx90a %s -o %t
 // RUN: %hsa-env KLE_HSA_STANDIN_DELAY_US=0:5 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_HSA_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,ZEROCOPY %s
 // RUN: %hsa-env KLE_HSA_STANDIN_DELAY_US=0:5 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_HSA_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,COPY %s
-// RUN: %hsa-env KLE_HSA_STANDIN_DELAY_US=0:5 KLE_HSA_STANDIN_EXPECT=zerocopy %run %t 2>&1 | %fcheck %s
+// RUN: %hsa-env KLE_HSA_STANDIN_DELAY_US=0:5 KLE_HSA_STANDIN_EXPECT=resident %run %t 2>&1 | %fcheck %s
 #include <stdio.h>
 #define N 256
 int main(void) {
