@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run the driver stand-in tests (test/standin/cuda/lit, test/standin/hsa/lit,
-# test/transport)
-# against libomptarget built with AddressSanitizer and with ThreadSanitizer.
+# test/transport) against libomptarget (CUDA, AMDGPU and host plugins) built
+# with AddressSanitizer and with ThreadSanitizer.
 # The test programs themselves are not instrumented; the sanitizer runtime is
 # preloaded. Any report fails the run (halt_on_error, exit code 86).
 # KLE_SANITIZERS (default "address thread seeded") selects the sanitizers.

@@ -5,7 +5,7 @@
 #   3. the upstream x86_64 offload lit suite from the pinned base, as a
 #      regression gate against test/upstream/baseline.txt,
 #   4. a subset of upstream's libomp lit suite against the fork's libomp,
-#   5. (opt-in, "sanitizers") the CUDA stand-in tests against ASan and TSan
+#   5. (opt-in, "sanitizers") the CUDA and HSA stand-in tests against ASan and TSan
 #      builds of libomptarget; .ci/run adds it when CI time allows;
 #   6. (opt-in, "bundle") build and check the relocatable GPU bundle
 #      (bench/gpu-bundle.sh) and run its one-shot script on the CUDA stand-in;

@@ -165,11 +165,11 @@ hsa_standin = os.path.join(build, "test", "hsa-standin", "lib", "libhsa-runtime6
 # The KLE transports every per-transport HSA test runs, in one list
 # (%hsa-each-transport); add a new transport here.
 kle_transports = ["zerocopy", "resident", "staged", "copy"]
-# The sanitized libomptarget builds (scripts/sanitizer-check.sh) carry only
-# the CUDA and host plugins, so the HSA tests do not run under them (with the
-# AMDGPU plugin added, TSan reported a lock-order inversion and a race inside
-# the HSA stand-in itself: not yet resolved).
-if os.path.exists(hsa_standin) and not param("KLE_SANITIZER", ""):
+# Under KLE_SANITIZER the HSA tests run against the sanitized libomptarget
+# (which carries the AMDGPU plugin, except the seeded build) and, under
+# ThreadSanitizer, the instrumented stand-in (test/hsa-standin-thread).
+san_has_amdgpu = param("KLE_SANITIZER_BUILD", "") != "offload-thread-seeded"
+if os.path.exists(hsa_standin) and san_has_amdgpu:
     config.available_features.add("hsa-standin")
     san = param("KLE_SANITIZER", "")
     hsa_dirs = os.path.dirname(hsa_standin)

@@ -715,9 +715,13 @@ void queueWorker(Queue *Q) {
 // the async-handler thread
 //===----------------------------------------------------------------------===//
 
+static bool sourceChanged(const Copy &C) {
+  DeviceReadScope Racy; // A2 asks whether the host wrote it meanwhile
+  return memcmp(C.SrcB->bytes(C.Src), C.SrcSnap.data(), C.SrcSnap.size()) != 0;
+}
+
 void runCopy(Copy &C) {
-  if (!C.SrcSnap.empty() && C.SrcB && !C.SrcB->Freed &&
-      memcmp(C.SrcB->bytes(C.Src), C.SrcSnap.data(), C.SrcSnap.size())) {
+  if (!C.SrcSnap.empty() && C.SrcB && !C.SrcB->Freed && sourceChanged(C)) {
     bool HostDep = false;
     for (auto *D : C.Deps)
       HostDep |= D->HostEpoch > C.Epoch0;
@@ -1532,8 +1536,10 @@ EXPORT hsa_status_t hsa_amd_memory_async_copy(void *Dst, hsa_agent_t DstAgent, c
       return ST_INVALID_SIGNAL;
     C->Deps.push_back(S);
   }
-  if (C->SrcB->Kind == K_FINE && Size <= 4096)
+  if (C->SrcB->Kind == K_FINE && Size <= 4096) {
+    DeviceReadScope Racy; // the host may be filling it (check A2)
     C->SrcSnap.assign(C->SrcB->bytes(C->Src), C->SrcB->bytes(C->Src) + Size);
+  }
   C->Epoch0 = g().HostEpoch.load();
   uint64_t Lo = cfg().DelayMin, Hi = cfg().DelayMax;
   C->ReadyNs = nowNs() + (Lo + randomBelow(Hi - Lo + 1)) * 1000;
@@ -1892,16 +1898,26 @@ EXPORT hsa_status_t hsa_executable_destroy(hsa_executable_t E) {
   Executable *X = exeOf(E);
   if (!X)
     return ST_INVALID_EXECUTABLE;
+  // Lock order: a queue's mutex before the table mutex (the doorbell holds
+  // Q.M while recordLaunch takes g().Mtx), so the queues are listed under
+  // g().Mtx and each is scanned after it is released. Queues are never
+  // deleted before hsa_shut_down, so the pointers stay valid.
+  std::vector<Queue *> Queues;
   {
     std::lock_guard<std::mutex> G(g().Mtx);
     for (auto *Q : g().Queues)
-      if (!Q->Destroyed) {
-        std::lock_guard<std::mutex> L(Q->M);
-        for (auto &KV : Q->Launches)
-          if (KV.second->K && KV.second->K->Exe == X)
-            violation(KV.second->N, "B: hsa_executable_destroy while this dispatch of %s is pending",
-                      KV.second->K->Name.c_str());
-      }
+      if (!Q->Destroyed) // written under g().Mtx
+        Queues.push_back(Q);
+  }
+  for (auto *Q : Queues) {
+    std::lock_guard<std::mutex> L(Q->M);
+    for (auto &KV : Q->Launches)
+      if (KV.second->K && KV.second->K->Exe == X)
+        violation(KV.second->N, "B: hsa_executable_destroy while this dispatch of %s is pending",
+                  KV.second->K->Name.c_str());
+  }
+  {
+    std::lock_guard<std::mutex> G(g().Mtx);
     X->Destroyed = true;
   }
   if (X->Seg)
