@@ -14,6 +14,9 @@
 #   cuda-standin     the test-only CUDA driver stand-in is built
 #   hsa-standin      the test-only HSA runtime stand-in is built (gfx90a
 #                    images run through the real AMDGPU plugin on the CPU)
+#   stock-devicertl  a stock LLVM 22.1.8 nvptx DeviceRTL is built
+#                    (%stockrtl-clang-sm90)
+#   stock-devicertl-amdgcn  the same for amdgcn (%stockrtl-clang-gfx90a)
 #   matplotlib       python3 or /usr/bin/python3 can import matplotlib
 #   valgrind         /usr/bin/valgrind is installed (instructions per launch)
 #   gpu-bundle       build/gpu-bundle exists (bench/gpu-bundle.sh)
@@ -210,6 +213,25 @@ if os.path.exists(os.path.join(stock, "libompdevice.a")):
          clang + " -fopenmp --offload-arch=sm_90 --cuda-path=/usr/local/cuda"
          " --libomptarget-nvptx-bc-path=" + os.path.join(stock, "libomptarget-nvptx.bc") +
          " -Xoffload-linker-nvptx64-nvidia-cuda -L" + stock +
+         " -L" + os.path.join(prefix, "lib") +
+         " -Wl,-rpath," + os.path.join(prefix, "lib")))
+# The same for gfx90a (devicertl-stock-amdgcn). clang-22 links the amdgcn
+# DeviceRTL once, at device link time, as -lompdevice on the device linker's
+# library path (--libomptarget-amdgpu-bc-path is accepted and ignored for
+# OpenMP), so the stock directory is that path. The ROCm device libraries and
+# the code object version are the configuration file's own lines, so the
+# stock image differs from a %clang-gfx90a one only in its DeviceRTL.
+stock_amd = os.path.join(build, "test", "devicertl-stock-amdgcn", "lib",
+                         "amdgcn-amd-amdhsa")
+if os.path.exists(os.path.join(stock_amd, "libompdevice.a")):
+    with open(cfg) as f:
+        rocm = [l.strip() for l in f if l.startswith("--rocm-device-lib-path=")
+                or l.startswith("-Xarch_device -mcode-object-version=")]
+    config.available_features.add("stock-devicertl-amdgcn")
+    config.substitutions.append(
+        ("%stockrtl-clang-gfx90a",
+         clang + " -fopenmp --offload-arch=gfx90a " + " ".join(rocm) +
+         " -Xoffload-linker-amdgcn-amd-amdhsa -L" + stock_amd +
          " -L" + os.path.join(prefix, "lib") +
          " -Wl,-rpath," + os.path.join(prefix, "lib")))
 
