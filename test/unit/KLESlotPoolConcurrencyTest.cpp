@@ -99,6 +99,14 @@ public:
 
   std::atomic<uint64_t> Errors{0};
 
+  /// The index a taker recorded for \p HostPtr, or ~0 if none has yet.
+  uint64_t indexOfHost(const void *HostPtr) const {
+    for (size_t I = 0; I < Host.size(); ++I)
+      if (Host[I].load() == reinterpret_cast<uintptr_t>(HostPtr))
+        return I;
+    return ~uint64_t(0);
+  }
+
 private:
   static constexpr size_t Words = 128 / sizeof(uint64_t);
   static uint64_t pattern(unsigned Tid, const KLESlotTy &S) {
@@ -613,6 +621,56 @@ TEST(KLESlotPoolConcurrency, SteadyStateDoesNotWaitForGrowth) {
 // After deinit(), release() of a slot taken before it still returns an
 // Error and take() falls back with TransportDisabled, also when the pool
 // grew and was used from several threads first.
+// forEachFreeSlot racing with 8 threads that take and release: a visited slot
+// is never held by a taker at the same time (the visitor marks it through
+// the same owner words), and afterwards every slot is free exactly once.
+TEST(KLESlotPoolConcurrency, ForEachFreeSlotRacesWithTakes) {
+  FakeSlabAllocatorTy Alloc;
+  KLESlotPoolConfigTy Config;
+  Config.InitialSlotsPerSlab = 16;
+  Config.MaxSlotsPerSlab = 16;
+  Config.MaxSlabs = 2;
+  auto Pool = makePool(Alloc, Config);
+  ASSERT_TRUE(Pool);
+  constexpr unsigned Threads = 8, Visitor = Threads;
+  HolderCheckTy Check(64);
+  std::atomic<bool> Stop{false};
+  std::atomic<uint64_t> Visits{0};
+  std::vector<std::thread> Ts;
+  for (unsigned T = 0; T < Threads; ++T)
+    Ts.emplace_back([&, T] {
+      for (int I = 0; I < 20000; ++I) {
+        KLETakeResultTy R = Pool->take();
+        if (!R)
+          continue;
+        Check.onTake(T, *R);
+        Check.beforeRelease(T, *R);
+        EXPECT_TRUE(succeeded(Pool->release(*R)));
+      }
+    });
+  std::thread V([&] {
+    while (!Stop.load()) {
+      Pool->forEachFreeSlot([&](const KLESlotTy &S) {
+        // The visit's slot has no Id: find its index by address.
+        KLESlotTy Tagged = S;
+        Tagged.Id = Check.indexOfHost(S.HostPtr);
+        if (Tagged.Id == ~uint64_t(0))
+          return; // not yet seen by a taker: nothing to check against
+        Check.onTake(Visitor, Tagged);
+        Check.beforeRelease(Visitor, Tagged);
+        ++Visits;
+      });
+    }
+  });
+  for (auto &T : Ts)
+    T.join();
+  Stop = true;
+  V.join();
+  EXPECT_EQ(Check.Errors.load(), 0u);
+  EXPECT_GT(Visits.load(), 0u);
+  expectAllSlotsFreeOnce(*Pool, Alloc);
+}
+
 TEST(KLESlotPoolConcurrency, UseAfterDeinitFailsCleanly) {
   FakeSlabAllocatorTy Alloc;
   KLESlotPoolConfigTy C;

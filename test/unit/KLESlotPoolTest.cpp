@@ -602,6 +602,62 @@ TEST(KLESlotPoolTest, NewSlotsZeroedAndStateCarried) {
     EXPECT_EQ(static_cast<unsigned char *>(Again->HostPtr)[I], 0x5Cu);
 }
 
+// forEachFreeSlot visits exactly the free slots, each once, never one that is
+// held; what it writes into a slot is there for the slot's next holder; the
+// free stack keeps its order; it is not counted as a take and does nothing
+// after deinit (the transport gives slot-kept reduction buffers back through
+// it when a device allocation fails).
+TEST(KLESlotPoolTest, ForEachFreeSlotVisitsOnlyFreeSlotsOnce) {
+  FakeSlabAllocatorTy Alloc;
+  auto Pool = makePool(Alloc, singleSlab(8));
+  ASSERT_TRUE(Pool);
+  EXPECT_EQ(Pool->forEachFreeSlot([](const KLESlotTy &) {
+    ADD_FAILURE() << "a slot visited before the pool grew";
+  }),
+            0u);
+  std::vector<KLESlotTy> Held;
+  for (int I = 0; I < 8; ++I) {
+    KLETakeResultTy R = Pool->take();
+    ASSERT_TRUE(static_cast<bool>(R));
+    Held.push_back(*R);
+  }
+  for (int I : {1, 4, 6})
+    ASSERT_EQ(errorMessage(Pool->release(Held[I])), "");
+  const uint64_t TakenBefore = Pool->getStats().SlotsTaken;
+  std::multiset<void *> Visited;
+  size_t N = Pool->forEachFreeSlot([&](const KLESlotTy &S) {
+    Visited.insert(S.HostPtr);
+    EXPECT_FALSE(S.isValid()) << "a visit is not a handle";
+    std::memset(static_cast<char *>(S.HostPtr) + 64, 0xA7, 16);
+  });
+  EXPECT_EQ(N, 3u);
+  EXPECT_EQ(Visited, (std::multiset<void *>{Held[1].HostPtr, Held[4].HostPtr,
+                                            Held[6].HostPtr}));
+  EXPECT_EQ(Pool->getStats().SlotsTaken, TakenBefore);
+  EXPECT_EQ(Pool->getStats().SlotsInUse, 5u);
+  // Same order as before the visit (last released on top), with the bytes.
+  for (int I : {6, 4, 1}) {
+    KLETakeResultTy R = Pool->take();
+    ASSERT_TRUE(static_cast<bool>(R));
+    EXPECT_EQ(R->HostPtr, Held[I].HostPtr);
+    for (size_t B = 64; B < 80; ++B)
+      EXPECT_EQ(static_cast<unsigned char *>(R->HostPtr)[B], 0xA7u);
+    Held[I] = *R;
+  }
+  EXPECT_FALSE(static_cast<bool>(Pool->take()));
+  EXPECT_EQ(Pool->forEachFreeSlot([](const KLESlotTy &) {
+    ADD_FAILURE() << "visited a held slot";
+  }),
+            0u);
+  for (const KLESlotTy &S : Held)
+    ASSERT_EQ(errorMessage(Pool->release(S)), "");
+  ASSERT_EQ(errorMessage(Pool->deinit()), "");
+  EXPECT_EQ(Pool->forEachFreeSlot([](const KLESlotTy &) {
+    ADD_FAILURE() << "visited after deinit";
+  }),
+            0u);
+}
+
 // 1e6 take/release cycles with 20 slots in flight: the pool grows to exactly
 // the slabs needed for the peak and never again.
 TEST(KLESlotPoolTest, BoundedMemoryOverMillionCycles) {

@@ -32,6 +32,7 @@
 #ifndef KLE_OFFLOAD_PLUGINS_COMMON_KLESLOTPOOL_H
 #define KLE_OFFLOAD_PLUGINS_COMMON_KLESLOTPOOL_H
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -375,6 +376,20 @@ public:
   /// into the returned Error. Afterwards take() returns TransportDisabled and
   /// release() returns an Error. Calling it again is a no-op.
   llvm::Error deinit();
+
+  /// Call \p Fn once for every slot that is free when the call starts, with
+  /// the slot held exclusively while Fn runs: the free slots are taken off
+  /// the free stack together and put back in the same order afterwards, so
+  /// no take() hands one out meanwhile (a take() that finds the stack empty
+  /// in that window grows the pool or falls back, as under load). The slot
+  /// passed has HostPtr, DevicePtr and DeviceCounters set and an invalid Id
+  /// (it is not a handle: it cannot be released). Fn may read and write the
+  /// slot's host bytes, e.g. give back a per-slot cache kept there, and must
+  /// not call take() or release(). Not counted as takes. Returns the number
+  /// of slots visited; 0 after deinit(). Lock-free with respect to take()
+  /// and release(); calls from several threads each see a subset of the
+  /// free slots. Meant for rare paths (a failed device allocation).
+  size_t forEachFreeSlot(llvm::function_ref<void(const KLESlotTy &)> Fn);
 
   /// Thread-safe, lock-free snapshot of the counters (see
   /// KLESlotPoolStatsTy for its consistency under concurrency).

@@ -161,6 +161,18 @@ public:
   /// the queue drained.
   llvm::Error releaseCompleted(llvm::ArrayRef<uint64_t> SlotIds);
 
+  /// A device allocation failed (GenericDeviceTy::dataAlloc): give back the
+  /// reduction buffers kept by slots that are free now (slots in use keep
+  /// theirs: a pending kernel may read it), so that a program that fits in
+  /// device memory under copy also fits under the slot transports. Each slot
+  /// visited is held exclusively (KLESlotPoolTy::forEachFreeSlot); a
+  /// resident slot whose device KLE named the buffer is rewritten at its
+  /// next launch. Returns the bytes given back (0: nothing to give, or after
+  /// deinit()); the caller retries its allocation only if it is non-zero. A
+  /// failed free is reported once on stderr and the buffer is forgotten.
+  /// Thread-safe; takes SlotBuffersMutex briefly per buffer.
+  uint64_t reclaimSlotBuffers();
+
   /// \p Image is being unloaded (GenericDeviceTy::unloadBinary): drop what
   /// is cached about it, so an image loaded later at the same address is
   /// asked afresh. No launch of \p Image may run concurrently.

@@ -227,6 +227,33 @@ void KLESlotPoolTy::pushFree(uint32_t First, uint32_t Last) {
                                            std::memory_order_relaxed));
 }
 
+size_t
+KLESlotPoolTy::forEachFreeSlot(llvm::function_ref<void(const KLESlotTy &)> Fn) {
+  if (Deinitialized.load(std::memory_order_acquire))
+    return 0;
+  // Popping gives exclusive ownership, as for take(); the state word is left
+  // free, so a stale release() still fails its compare-and-swap.
+  llvm::SmallVector<uint32_t, 64> Held;
+  uint32_t Index;
+  while (popFree(Index))
+    Held.push_back(Index);
+  for (uint32_t I : Held) {
+    const SlotInfoTy &Info = slotInfo(I);
+    KLESlotTy Slot;
+    Slot.HostPtr = Info.HostPtr;
+    Slot.DevicePtr = Info.DevicePtr;
+    Slot.DeviceCounters = Info.DeviceCounters;
+    Fn(Slot);
+  }
+  if (Held.empty())
+    return 0;
+  // Back as one chain, top first, so the stack keeps its order.
+  for (size_t K = 0; K + 1 < Held.size(); ++K)
+    slotInfo(Held[K]).Next.store(Held[K + 1] + 1, std::memory_order_relaxed);
+  pushFree(Held.front(), Held.back());
+  return Held.size();
+}
+
 bool KLESlotPoolTy::consumeBackoff() {
   uint32_t Left = BackoffRemaining.load(std::memory_order_relaxed);
   while (Left)

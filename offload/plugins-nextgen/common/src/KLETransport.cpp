@@ -553,6 +553,51 @@ KLETransportTy::reductionBuffer(const kle::KLESlotTy *Slot, uint64_t Bytes,
   return *BufferOrErr;
 }
 
+uint64_t KLETransportTy::reclaimSlotBuffers() {
+  if (!Pool || Deinitialized.load(std::memory_order_acquire) ||
+      SlotBufferBytesNow.load(std::memory_order_relaxed) == 0)
+    return 0;
+  uint64_t Freed = 0;
+  Pool->forEachFreeSlot([&](const kle::KLESlotTy &Slot) {
+    auto *Cached = reinterpret_cast<SlotBufferTy *>(
+        static_cast<char *>(Slot.HostPtr) + SlotBufferOffset);
+    if (!Cached->Ptr)
+      return;
+    void *Buffer = Cached->Ptr;
+    const uint64_t Bytes = Cached->Bytes;
+    // The slot's device KLE (resident) still names the buffer: forget that,
+    // so the slot's next launch writes its new buffer's address first.
+    if (residentBuffer(Slot) == Buffer)
+      residentBuffer(Slot) = nullptr;
+    *Cached = {nullptr, 0};
+    {
+      std::lock_guard<std::mutex> Lock(SlotBuffersMutex);
+      SlotBuffers.erase(Buffer);
+      SlotBufferBytes -= Bytes;
+    }
+    SlotBufferBytesNow.fetch_sub(Bytes, std::memory_order_relaxed);
+    // The slot is free: the launch that last used the buffer completed.
+    if (auto Err = Device.dataDelete(Buffer, TargetAllocTy::TARGET_ALLOC_DEVICE)) {
+      static std::once_flag Warned;
+      std::call_once(Warned, [&] {
+        fprintf(stderr,
+                "omptarget warning: KLE: could not free a slot's reduction "
+                "buffer after a failed device allocation: %s\n",
+                toString(std::move(Err)).c_str());
+      });
+      consumeError(std::move(Err));
+      return;
+    }
+    Freed += Bytes;
+  });
+  if (Freed)
+    INFO(OMP_INFOTYPE_DATA_TRANSFER, Device.getDeviceId(),
+         "KLE: a device allocation failed; gave back %" PRIu64
+         " bytes of reduction buffers kept by free slots\n",
+         Freed);
+  return Freed;
+}
+
 Expected<KernelLaunchEnvironmentTy *>
 KLETransportTy::prepareCopy(KLELaunchTy &Launch,
                             AsyncInfoWrapperTy &AsyncInfoWrapper,

@@ -5,12 +5,26 @@
 // the device memory that was free before the burst, under every transport.
 // Without the total bound, slots kept one 64 KiB buffer each, up to 782 MiB
 // at the default slot caps.
+// With a margin of 256 KiB, below what the slots keep after such a burst (1
+// to 4 MiB: 16 to 64 slots in flight at the peak), the allocation succeeds
+// only because a failed device allocation makes the transport give
+// back the buffers of free slots and the allocation is retried (patch 0002,
+// KLETransportTy::reclaimSlotBuffers); before that it failed under zerocopy,
+// resident and staged, and succeeded under copy.
 // REQUIRES: cuda-standin
 // RUN: %clang-sm90 -O2 %s -o %t -ldl
 // RUN: %standin-env KLE_STANDIN_KERNEL_US=2000 LIBOMPTARGET_KLE_TRANSPORT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck %s
 // RUN: %standin-env KLE_STANDIN_KERNEL_US=2000 LIBOMPTARGET_KLE_TRANSPORT=resident LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck %s
 // RUN: %standin-env KLE_STANDIN_KERNEL_US=2000 LIBOMPTARGET_KLE_TRANSPORT=staged LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck %s
 // RUN: %standin-env KLE_STANDIN_KERNEL_US=2000 LIBOMPTARGET_KLE_TRANSPORT=copy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck %s
+// RUN: %standin-env KLE_STANDIN_KERNEL_US=2000 LIBOMPTARGET_KLE_TRANSPORT=zerocopy LIBOMPTARGET_INFO=32 %run %t 256 2>&1 | %fcheck --check-prefixes=TIGHT,RECLAIM %s
+// RUN: %standin-env KLE_STANDIN_KERNEL_US=2000 LIBOMPTARGET_KLE_TRANSPORT=resident LIBOMPTARGET_INFO=32 %run %t 256 2>&1 | %fcheck --check-prefixes=TIGHT,RECLAIM %s
+// RUN: %standin-env KLE_STANDIN_KERNEL_US=2000 LIBOMPTARGET_KLE_TRANSPORT=staged LIBOMPTARGET_INFO=32 %run %t 256 2>&1 | %fcheck --check-prefixes=TIGHT,RECLAIM %s
+// RUN: %standin-env KLE_STANDIN_KERNEL_US=2000 LIBOMPTARGET_KLE_TRANSPORT=copy %run %t 256 2>&1 | %fcheck --check-prefix=TIGHT %s
+// After the buffers were given back, resident slots rewrite their KLE with
+// the new buffer: a second burst under resident still computes, and the
+// stand-in checks every launch's placement and KLE bytes.
+// RUN: %standin-env KLE_STANDIN_KERNEL_US=2000 LIBOMPTARGET_KLE_TRANSPORT=resident KLE_STANDIN_EXPECT=resident LIBOMPTARGET_KLE_STATS=1 %run %t 256 again 2>&1 | %fcheck --check-prefix=AGAIN %s
 // The bound holds exactly: at 128 KiB (two buffers) the peak stays within
 // it however many slots grow at once, where without a bound every slot in use
 // at the peak keeps its own 64 KiB; the launches past the bound allocate per
@@ -20,6 +34,7 @@
 #include <dlfcn.h>
 #include <omp.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 static size_t devFree(void) {
   void *H = dlopen("libcuda.so.1", RTLD_NOW);
@@ -36,31 +51,51 @@ static size_t devFree(void) {
   return Free;
 }
 
-int main(void) {
-  static long v[8];
-  // Load the image and create the device's state first.
-#pragma omp target map(tofrom : v)
-  v[0] = 0;
-  size_t before = devFree();
+static void burst(long *v) {
 #pragma omp parallel num_threads(1)
 #pragma omp single
   {
     for (int k = 0; k < 1024; ++k) {
-#pragma omp target teams distribute parallel for reduction(+ : v) nowait
+#pragma omp target teams distribute parallel for reduction(+ : v[0 : 8]) nowait
       for (int i = 0; i < 256; ++i)
         v[i % 8] += 1;
     }
 #pragma omp taskwait
   }
-  size_t want = before - (8u << 20);
+}
+
+// argv[1]: the margin in KiB (default 8192); argv[2] "again": a second
+// burst after the allocation was freed.
+int main(int argc, char **argv) {
+  static long v[8];
+  size_t margin = (size_t)(argc > 1 ? atoi(argv[1]) : 8192) << 10;
+  // Load the image and create the device's state first.
+#pragma omp target map(tofrom : v)
+  v[0] = 0;
+  size_t before = devFree();
+  burst(v);
+  size_t want = before - margin;
   void *p = omp_target_alloc(want, 0);
-  printf("allocated all but 8 MiB of what was free before the burst: %s\n",
-         p ? "yes" : "no");
+  printf("allocated all but %zu KiB of what was free before the burst: %s\n",
+         margin >> 10, p ? "yes" : "no");
   omp_target_free(p, 0);
+  if (argc > 2) {
+    for (int k = 0; k < 8; ++k)
+      v[k] = 0;
+    burst(v);
+    printf("second burst: v[0]=%ld v[7]=%ld\n", v[0], v[7]);
+  }
   fflush(stdout);
   return p == NULL;
 }
-// CHECK: allocated all but 8 MiB of what was free before the burst: yes
+// CHECK: allocated all but 8192 KiB of what was free before the burst: yes
+// RECLAIM: KLE: a device allocation failed; gave back {{[1-9][0-9]*}} bytes of reduction buffers kept by free slots
+// TIGHT: allocated all but 256 KiB of what was free before the burst: yes
+// AGAIN-NOT: VIOLATION
+// AGAIN: allocated all but 256 KiB of what was free before the burst: yes
+// AGAIN: second burst: v[0]=
+// AGAIN: omptarget KLE stats: {{.*}} resident=2048;
+// AGAIN: kle-standin: launches={{[0-9]+}} violations=0
 // CHECK: omptarget KLE stats: {{.*}} slot_buffer_bytes_peak={{[0-9]+}}
 // BOUND: omptarget KLE stats: {{.*}} slot_buffer_bytes_peak={{(0|65536|131072) }}
 // UNBOUNDED: omptarget KLE stats: {{.*}} peak_slots_in_use=[[#SLOTS:]] 
