@@ -807,8 +807,9 @@ bool condHolds(hsa_signal_condition_t C, int64_t V, int64_t X) {
 
 // A SIGSEGV while the handler thread is inside a callback the plugin
 // registered with hsa_amd_signal_async_handler is the plugin's, not the
-// stand-in's (negative_controls.c: under ignore-barriers/ignore-copy-deps the
-// plugin's AMDGPUStreamTy::asyncActionCallback finds its stream slot already
+// stand-in's (negative_controls.c: under ignore-barriers, or ignore-copy-deps
+// with a two-step host-to-device copy pending, the plugin's
+// AMDGPUStreamTy::asyncActionCallback finds its stream slot already
 // released). Say so on stderr, then let the default action end the process
 // (the faulting instruction runs again with SIG_DFL: status 139 as before).
 std::atomic<long> HandlerTid{0};

@@ -21,15 +21,15 @@
 // stand-in's handler thread, loading Slot->Signal == nullptr. The plugin
 // chains a stream's operations by signals and trusts the runtime to honour
 // them: once the stream's last signal drops, synchronize() releases every
-// slot (Signal = nullptr). A misbehaving queue (or DMA engine, below) lets a
-// later operation finish before an earlier one, so the stream is released
-// while the async handler of an earlier step (the host memcpy of a two-step
-// copy) is still registered; when its signal then reaches 0 the stand-in
-// calls the plugin's handler as HSA must, and the plugin dereferences its
-// released slot. The stand-in names such a crash on stderr ("SIGSEGV in a
-// callback the program registered with hsa_amd_signal_async_handler"), so the
-// status must be 97, or 139 with that line: a crash anywhere else, an abort
-// or a hang fails.
+// slot (Signal = nullptr). A misbehaving queue (or a DMA engine that ignores
+// copy dependencies) lets a later operation finish before an earlier one, so
+// the stream is released while the async handler of an earlier step (the host
+// memcpy of a two-step copy) is still registered; when its signal then
+// reaches 0 the stand-in calls the plugin's handler as HSA must, and the
+// plugin dereferences its released slot. The stand-in names such a crash on
+// stderr ("SIGSEGV in a callback the program registered with
+// hsa_amd_signal_async_handler"), so the status must be 97, or 139 with that
+// line: a crash anywhere else, an abort or a hang fails.
 // RUN: sh -c '%hsa-env KLE_HSA_STANDIN_DELAY_US=2000:3000 KLE_HSA_STANDIN_BREAK=ignore-barriers LIBOMPTARGET_KLE_TRANSPORT=copy KLE_HSA_STANDIN_EXPECT=copy %run %t > %t.copy 2>&1; echo "status=$?" >> %t.copy'
 // RUN: %fcheck --check-prefix=BARRIER %s < %t.copy
 // RUN: sh -c 'grep -qx status=97 %t.copy || { grep -qx status=139 %t.copy && grep -q "SIGSEGV in a callback the program registered with hsa_amd_signal_async_handler (not in the stand-in)" %t.copy; }'
@@ -37,12 +37,33 @@
 // RUN: %fcheck --check-prefix=BARRIER %s < %t.staged
 // RUN: sh -c 'grep -qx status=97 %t.staged || { grep -qx status=139 %t.staged && grep -q "SIGSEGV in a callback the program registered with hsa_amd_signal_async_handler (not in the stand-in)" %t.staged; }'
 // BARRIER: C: the copy (op #{{[0-9]+}}) that delivers the device KLE {{.*}} had not completed when the dispatch started
-// Copies ignore their dependency signals (copy transport). This is not a
-// negative control of one check: the plugin usually crashes as above, after
-// 0 to 7 violations (D, K, X, C vary with timing; 0 seen once in 16 runs), so
-// only the verdict is pinned: 97, or 139 with the plugin-callback line.
-// RUN: sh -c '%hsa-env KLE_HSA_STANDIN_DELAY_US=2000:3000 KLE_HSA_STANDIN_BREAK=ignore-copy-deps LIBOMPTARGET_KLE_TRANSPORT=copy KLE_HSA_STANDIN_EXPECT=copy %run %t > %t.deps 2>&1; echo "status=$?" >> %t.deps'
-// RUN: sh -c 'grep -qx status=97 %t.deps || { grep -qx status=139 %t.deps && grep -q "SIGSEGV in a callback the program registered with hsa_amd_signal_async_handler (not in the stand-in)" %t.deps; }'
+// Copies ignore their dependency signals. The plugin never orders a dispatch
+// after a copy by the copy's dependencies (the KLE's copy -> dispatch edge is
+// a barrier-AND packet, AMDGPUQueueTy::pushKernelLaunch), so this switch
+// cannot make C fire. It relies on them for dispatch -> device-to-host copy
+// and for the async handler -> DMA step of a two-step host-to-device copy;
+// the main program below hits both only by chance (equal random delays, a
+// pinned buffer still holding the previous launch's identical KLE, kernels of
+// zero length): 0 to 7 violations and, in 30 of 30 runs on 2026-11-30, the
+// plugin crash above, 8 of them with no violation at all. So it runs
+// `d2h`: one launch whose result comes back by a device-to-host copy
+// (map(from:), so no host-to-device copy and no async handler precede the
+// KLE's and the plugin cannot crash), with a kernel that "runs" 500 ms. The
+// copy runs at once, the target region returns ("d2h done" before "launch #1
+// done"), and the runtime frees the launch's KLE (at exit: the memory manager
+// kept it) while the dispatch is pending: B, with half a second of margin.
+// Without the switch the copy waits for the kernel and nothing fires.
+// RUN: %hsa-env KLE_HSA_STANDIN_KERNEL_US=500000 KLE_HSA_STANDIN_VERBOSE=1 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_HSA_STANDIN_EXPECT=copy %run %t d2h 2>&1 | %fcheck --check-prefix=DEPS-OK %s
+// DEPS-OK-NOT: VIOLATION
+// DEPS-OK: launch #1 done
+// DEPS-OK: d2h done
+// DEPS-OK: launches=1 violations=0
+// RUN: not %hsa-env KLE_HSA_STANDIN_KERNEL_US=500000 KLE_HSA_STANDIN_VERBOSE=1 KLE_HSA_STANDIN_BREAK=ignore-copy-deps LIBOMPTARGET_KLE_TRANSPORT=copy KLE_HSA_STANDIN_EXPECT=copy %run %t d2h 2>&1 | %fcheck --check-prefix=DEPS %s
+// DEPS: launch #1 queue {{[0-9]+}} packet {{[0-9]+}} kernel {{.*}} dyn_ptr [[KLE:0x[0-9a-f]+]] (device)
+// DEPS-DAG: d2h done
+// DEPS-DAG: VIOLATION launch #1: B: hsa_amd_memory_pool_free of device memory [[KLE]] while this launch is pending
+// DEPS: launch #1 done
+// DEPS: FAILED: {{[0-9]+}} KLE contract violation(s); exiting with status 97
 // Check A1, a host store into the zerocopy slot after the doorbell.
 // RUN: not %hsa-env KLE_HSA_STANDIN_BREAK=scribble-kle LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_HSA_STANDIN_EXPECT=zerocopy %run %t 2>&1 | %fcheck --check-prefix=A1 %s
 // A1: A1: start: KLE bytes at {{.*}} changed: expected
@@ -68,8 +89,21 @@
 // EXIT: unknown KLE_HSA_STANDIN_BREAK item 'no-such-break' ignored
 // EXIT: FAILED: {{[0-9]+}} KLE contract violation(s); exiting with status 42
 #include <stdio.h>
+#include <string.h>
 #define N 1024
-int main(void) {
+// One launch, nothing copied to the device before the KLE, its result copied
+// back after it (the ignore-copy-deps control above).
+static int d2h(void) {
+  long s = 0;
+#pragma omp target teams distribute parallel for reduction(+ : s) map(from : s)
+  for (int i = 0; i < N; ++i) s += i;
+  printf("d2h done\n");
+  fflush(stdout);
+  return 0;
+}
+int main(int argc, char **argv) {
+  if (argc > 1 && !strcmp(argv[1], "d2h"))
+    return d2h();
   static int a[N];
   for (int i = 0; i < N; ++i) a[i] = i;
 #pragma omp target data map(to : a[0:N])

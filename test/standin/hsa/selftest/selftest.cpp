@@ -3,15 +3,30 @@
 // Usage: kle_hsa_standin_selftest <case>
 // Drives libhsa-runtime64.so.1 (the stand-in, dlopen()ed from
 // KLE_HSA_STANDIN_LIB) through the HSA API with a synthetic gfx90a code
-// object holding one kernel "k" (16 kernarg bytes, dyn_ptr first) and its
-// k_kernel_environment, so every dispatch carries a KLE. Each negative case
-// makes one deliberate mistake; run-selftest.sh checks the VIOLATION it must
-// cause. "correct" (host KLE and device KLE delivered by a completed copy)
-// must end with violations=0 and status 0.
+// object holding two kernels, each with 16 kernarg bytes (dyn_ptr first) and a
+// <name>_kernel_environment, so every dispatch carries a KLE: "k" (no
+// reduction) and "r" (a cross-team reduction of RedDataSize x RedBufLen
+// bytes, so its KLE is mandatory and must name that much device memory).
+// "correct" must end with violations=0 and status 0: a host KLE; a device KLE
+// delivered by a completed copy; two dispatches in flight with their own
+// buffers; r with a zerocopy KLE (tagged, zeroed device counters, a reduction
+// buffer of the right size) and with upstream's layout in device memory; a
+// copy whose source the host fills before it signals the copy's dependency
+// (A2's exception). Each other case makes one deliberate mistake and
+// run-selftest.sh checks the VIOLATION it must cause (the list, with the check
+// each one fires, is in ../../CMakeLists.txt, KLE_HSA_SELFTEST_CASES, and
+// ../../README.md):
+//   kle-rewrite (A1), kle-free and kernarg-free (B), kernarg-shared,
+//   kernarg-rewrite and kernarg-pool (K), kle-shared (X), no-signal and
+//   bad-wg (packet), copy-late and no-copy (C, device KLE arrival),
+//   red-buffer (D), red-no-kle (E), staging-rewrite (A2), counters-pool,
+//   counters-dirty (C, zerocopy counters) and counters-shared (X, counters);
+//   slab-neighbour is correct too (C is per address range).
 //
 // KLE_HSA_STANDIN_DELAY_US defaults to 100000:100000 here (set before the
-// dlopen), so every dispatch waits 100 ms after its doorbell: the races below
-// happen inside that window deterministically.
+// dlopen), so every dispatch waits 100 ms after its doorbell and every copy
+// 100 ms after its enqueue: the races below happen inside that window
+// deterministically.
 //
 //===----------------------------------------------------------------------===//
 #include <cstddef>
@@ -24,6 +39,7 @@
 #include <cstring>
 #include <dlfcn.h>
 #include <elf.h>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -50,6 +66,7 @@ DECL(hsa_status_t, hsa_amd_memory_pool_get_info, hsa_amd_memory_pool_t,
      hsa_amd_memory_pool_info_t, void *)
 DECL(hsa_status_t, hsa_amd_memory_pool_allocate, hsa_amd_memory_pool_t, size_t, uint32_t, void **)
 DECL(hsa_status_t, hsa_amd_memory_pool_free, void *)
+DECL(hsa_status_t, hsa_amd_memory_fill, void *, uint32_t, size_t)
 DECL(hsa_status_t, hsa_amd_agents_allow_access, uint32_t, const hsa_agent_t *, const uint32_t *,
      const void *)
 DECL(hsa_status_t, hsa_amd_memory_async_copy, void *, hsa_agent_t, const void *, hsa_agent_t,
@@ -92,13 +109,21 @@ static hsa_agent_t Cpu, Gpu;
 static hsa_amd_memory_pool_t FinePool, KernargPool, DevPool;
 static bool HaveFine, HaveKernarg, HaveDev;
 static hsa_queue_t *Q;
-static uint64_t KernelObject;
+static uint64_t KernelObject, RedKernelObject; // k, r
 static hsa_executable_t Exe;
 
-/// A minimal gfx90a ET_DYN image: one PT_LOAD with k.kd (64-byte descriptor,
-/// kernarg size 16) and k_kernel_environment (32 bytes, no reduction).
+/// The reduction kernel r: ReductionDataSize x ReductionBufferLength bytes of
+/// device memory per launch (check D), and a KLE is mandatory (check E).
+constexpr int32_t RedDataSize = 8, RedBufLen = 64;
+constexpr size_t RedBytes = size_t(RedDataSize) * RedBufLen;
+
+/// A minimal gfx90a ET_DYN image: one PT_LOAD with two kernels, each a
+/// 64-byte descriptor (kernarg size 16) and a 32-byte <name>_kernel_environment
+/// (ConfigurationEnvironmentTy first: ReductionDataSize at byte 20,
+/// ReductionBufferLength at 24, as the stand-in reads them). k has no
+/// reduction; r has a cross-team one (RedDataSize x RedBufLen).
 static std::vector<uint8_t> image() {
-  std::vector<uint8_t> I(0x2c0, 0);
+  std::vector<uint8_t> I(0x380, 0);
   Elf64_Ehdr Eh{};
   memcpy(Eh.e_ident, ELFMAG, SELFMAG);
   Eh.e_ident[EI_CLASS] = ELFCLASS64;
@@ -109,7 +134,7 @@ static std::vector<uint8_t> image() {
   Eh.e_version = EV_CURRENT;
   Eh.e_flags = 0x3f;  // gfx90a
   Eh.e_phoff = 64;
-  Eh.e_shoff = 0x200;
+  Eh.e_shoff = 0x2c0;
   Eh.e_ehsize = sizeof(Elf64_Ehdr);
   Eh.e_phentsize = sizeof(Elf64_Phdr);
   Eh.e_phnum = 1;
@@ -121,31 +146,41 @@ static std::vector<uint8_t> image() {
   Ph.p_filesz = Ph.p_memsz = 0x200;
   memcpy(&I[64], &Ph, sizeof(Ph));
   uint32_t Kernarg = 16;
-  memcpy(&I[0x100 + 8], &Kernarg, 4); // descriptor: kernarg size
-  const char Str[] = "\0k.kd\0k_kernel_environment\0";
-  memcpy(&I[0x1d0], Str, sizeof(Str));
-  Elf64_Sym Sy[3]{};
-  Sy[1].st_name = 1;
-  Sy[1].st_info = ELF64_ST_INFO(STB_GLOBAL, STT_OBJECT);
-  Sy[1].st_shndx = 1;
-  Sy[1].st_value = 0x100;
-  Sy[1].st_size = 64;
-  Sy[2].st_name = 6;
-  Sy[2].st_info = ELF64_ST_INFO(STB_GLOBAL, STT_OBJECT);
-  Sy[2].st_shndx = 1;
-  Sy[2].st_value = 0x140;
-  Sy[2].st_size = 32;
-  memcpy(&I[0x180], Sy, sizeof(Sy));
+  memcpy(&I[0x100 + 8], &Kernarg, 4); // k's descriptor: kernarg size
+  memcpy(&I[0x180 + 8], &Kernarg, 4); // r's descriptor: kernarg size
+  memcpy(&I[0x1c0 + 20], &RedDataSize, 4);
+  memcpy(&I[0x1c0 + 24], &RedBufLen, 4);
+  struct {
+    const char *Name;
+    uint64_t Off, Size;
+  } Objs[] = {{"k.kd", 0x100, 64},
+              {"k_kernel_environment", 0x140, 32},
+              {"r.kd", 0x180, 64},
+              {"r_kernel_environment", 0x1c0, 32}};
+  constexpr size_t NSyms = 1 + sizeof(Objs) / sizeof(Objs[0]);
+  std::string Str(1, '\0');
+  Elf64_Sym Sy[NSyms]{};
+  for (size_t S = 1; S < NSyms; ++S) {
+    Sy[S].st_name = uint32_t(Str.size());
+    Str += Objs[S - 1].Name;
+    Str += '\0';
+    Sy[S].st_info = ELF64_ST_INFO(STB_GLOBAL, STT_OBJECT);
+    Sy[S].st_shndx = 1;
+    Sy[S].st_value = Objs[S - 1].Off;
+    Sy[S].st_size = Objs[S - 1].Size;
+  }
+  memcpy(&I[0x200], Sy, sizeof(Sy));         // .dynsym, 0x200..0x278
+  memcpy(&I[0x280], Str.data(), Str.size()); // .dynstr, 0x280..0x2b6
   Elf64_Shdr Sh[3]{};
   Sh[1].sh_type = SHT_DYNSYM;
-  Sh[1].sh_offset = 0x180;
+  Sh[1].sh_offset = 0x200;
   Sh[1].sh_size = sizeof(Sy);
   Sh[1].sh_link = 2;
   Sh[1].sh_entsize = sizeof(Elf64_Sym);
   Sh[2].sh_type = SHT_STRTAB;
-  Sh[2].sh_offset = 0x1d0;
-  Sh[2].sh_size = sizeof(Str);
-  memcpy(&I[0x200], Sh, sizeof(Sh));
+  Sh[2].sh_offset = 0x280;
+  Sh[2].sh_size = Str.size();
+  memcpy(&I[0x2c0], Sh, sizeof(Sh));
   return I;
 }
 
@@ -189,6 +224,7 @@ static void setup() {
   S(hsa_init); S(hsa_shut_down); S(hsa_iterate_agents); S(hsa_agent_get_info);
   S(hsa_amd_agent_iterate_memory_pools); S(hsa_amd_memory_pool_get_info);
   S(hsa_amd_memory_pool_allocate); S(hsa_amd_memory_pool_free); S(hsa_amd_agents_allow_access);
+  S(hsa_amd_memory_fill);
   S(hsa_amd_memory_async_copy); S(hsa_signal_create); S(hsa_signal_destroy);
   S(hsa_signal_store_relaxed); S(hsa_signal_store_screlease); S(hsa_signal_wait_scacquire);
   S(hsa_queue_create); S(hsa_queue_destroy); S(hsa_queue_add_write_index_relaxed);
@@ -222,6 +258,9 @@ static void setup() {
   CHECK(p_hsa_executable_get_symbol_by_name(Exe, "k.kd", &Gpu, &Sym));
   CHECK(p_hsa_executable_symbol_get_info(Sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT,
                                          &KernelObject));
+  CHECK(p_hsa_executable_get_symbol_by_name(Exe, "r.kd", &Gpu, &Sym));
+  CHECK(p_hsa_executable_symbol_get_info(Sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT,
+                                         &RedKernelObject));
   CHECK(p_hsa_queue_create(Gpu, 64, HSA_QUEUE_TYPE_MULTI, nullptr, nullptr, UINT32_MAX,
                            UINT32_MAX, &Q));
 }
@@ -245,8 +284,9 @@ static void waitZero(hsa_signal_t S) {
   }
 }
 
-/// Writes kernargs {DynPtr, 0} and publishes one dispatch of k.
-static void dispatch(void *Kernarg, void *DynPtr, hsa_signal_t Done, uint16_t Wg = 64) {
+/// Writes kernargs {DynPtr, 0} and publishes one dispatch of \p Kernel.
+static void dispatchOf(uint64_t Kernel, void *Kernarg, void *DynPtr, hsa_signal_t Done,
+                       uint16_t Wg) {
   uint64_t Args[2] = {reinterpret_cast<uint64_t>(DynPtr), 0};
   memcpy(Kernarg, Args, sizeof(Args));
   uint64_t I = p_hsa_queue_add_write_index_relaxed(Q, 1);
@@ -258,7 +298,7 @@ static void dispatch(void *Kernarg, void *DynPtr, hsa_signal_t Done, uint16_t Wg
   P->workgroup_size_y = P->workgroup_size_z = 1;
   P->grid_size_x = 1024;
   P->grid_size_y = P->grid_size_z = 1;
-  P->kernel_object = KernelObject;
+  P->kernel_object = Kernel;
   P->kernarg_address = Kernarg;
   P->completion_signal = Done;
   uint16_t H = (HSA_PACKET_TYPE_KERNEL_DISPATCH << HSA_PACKET_HEADER_TYPE) |
@@ -269,10 +309,62 @@ static void dispatch(void *Kernarg, void *DynPtr, hsa_signal_t Done, uint16_t Wg
   p_hsa_signal_store_relaxed(Q->doorbell_signal, hsa_signal_value_t(I));
 }
 
+/// One dispatch of k (no reduction).
+static void dispatch(void *Kernarg, void *DynPtr, hsa_signal_t Done, uint16_t Wg = 64) {
+  dispatchOf(KernelObject, Kernarg, DynPtr, Done, Wg);
+}
+
+/// One dispatch of r (cross-team reduction: needs a KLE naming RedBytes of
+/// device memory).
+static void dispatchRed(void *Kernarg, void *DynPtr, hsa_signal_t Done) {
+  dispatchOf(RedKernelObject, Kernarg, DynPtr, Done, 64);
+}
+
 static void *hostKle() {
   void *K = alloc(FinePool, 256); // pool allocations are page-aligned: 128-byte aligned
   memset(K, 0, 16);
   return K;
+}
+
+/// The zerocopy layout: host fine-grained, 128-byte aligned, {counters,
+/// ReductionBuffer | 1}; the tag bit says the counters live at \p Cnt.
+static void *zeroCopyKle(void *Cnt, void *Red) {
+  uint64_t *K = static_cast<uint64_t *>(alloc(FinePool, 256));
+  K[0] = reinterpret_cast<uint64_t>(Cnt);
+  K[1] = reinterpret_cast<uint64_t>(Red) | 1;
+  return K;
+}
+
+/// Device zerocopy counters: 8 bytes, zeroed unless \p Zero is false (then
+/// they keep the stand-in's 0xCD poison, as fresh device memory would hold
+/// garbage).
+static void *counters(bool Zero = true) {
+  void *C = alloc(DevPool, 8);
+  if (Zero)
+    CHECK(p_hsa_amd_memory_fill(C, 0, 2));
+  return C;
+}
+
+/// Upstream's layout in device memory ({0, 0, ReductionBuffer}, as copy and
+/// staged deliver it): staged in a host fine-grained buffer and copied by an
+/// async copy that completes before this returns. The staging buffer is
+/// returned in \p Src (the caller frees it).
+static void *deviceKle(void *Red, void **Src) {
+  uint64_t *S = static_cast<uint64_t *>(alloc(FinePool, 256));
+  S[0] = 0;
+  S[1] = reinterpret_cast<uint64_t>(Red);
+  void *D = alloc(DevPool, 256);
+  hsa_signal_t Copied = signal(1);
+  CHECK(p_hsa_amd_memory_async_copy(D, Gpu, S, Gpu, 16, 0, nullptr, Copied));
+  waitZero(Copied);
+  CHECK(p_hsa_signal_destroy(Copied));
+  *Src = S;
+  return D;
+}
+
+static void freeAll(std::initializer_list<void *> Ps) {
+  for (void *P : Ps)
+    CHECK(p_hsa_amd_memory_pool_free(P));
 }
 
 static void finish() {
@@ -320,6 +412,37 @@ int main(int argc, char **argv) {
     CHECK(p_hsa_amd_memory_pool_free(Ka2));
     CHECK(p_hsa_signal_destroy(Copied));
     CHECK(p_hsa_signal_destroy(Done2));
+    // The reduction kernel r with a zerocopy KLE: tagged, zeroed device
+    // counters, a device reduction buffer of RedBytes (checks C, D, E).
+    void *Cnt = counters(), *Red = alloc(DevPool, RedBytes);
+    void *ZcKle = zeroCopyKle(Cnt, Red);
+    p_hsa_signal_store_screlease(Done, 1);
+    dispatchRed(Ka, ZcKle, Done);
+    waitZero(Done);
+    // r with upstream's layout in device memory (copy, staged).
+    void *Staging;
+    void *RedKle = deviceKle(Red, &Staging);
+    p_hsa_signal_store_screlease(Done, 1);
+    dispatchRed(Ka, RedKle, Done);
+    waitZero(Done);
+    // A copy whose fine-grained source the host fills after the enqueue and
+    // before it signals the copy's dependency, then r reads what it delivered
+    // (the plugin's two-step host-to-device copy: an async handler fills the
+    // pinned buffer, then signals): A2 allows it.
+    uint64_t *Pinned = static_cast<uint64_t *>(alloc(FinePool, 256));
+    void *TwoStepKle = alloc(DevPool, 256);
+    hsa_signal_t Filled = signal(1), Copied3 = signal(1);
+    CHECK(p_hsa_amd_memory_async_copy(TwoStepKle, Gpu, Pinned, Gpu, 16, 1, &Filled, Copied3));
+    Pinned[0] = 0;
+    Pinned[1] = reinterpret_cast<uint64_t>(Red);
+    p_hsa_signal_store_screlease(Filled, 0);
+    waitZero(Copied3);
+    p_hsa_signal_store_screlease(Done, 1);
+    dispatchRed(Ka, TwoStepKle, Done);
+    waitZero(Done);
+    freeAll({Cnt, Red, ZcKle, RedKle, Staging, Pinned, TwoStepKle});
+    CHECK(p_hsa_signal_destroy(Filled));
+    CHECK(p_hsa_signal_destroy(Copied3));
   } else if (C == "kle-rewrite") {
     // A1: the host rewrites the KLE between the doorbell and completion.
     void *Kle = hostKle();
@@ -437,6 +560,63 @@ int main(int argc, char **argv) {
     dispatch(Ka, DevKle, Done);
     waitZero(Done);
     CHECK(p_hsa_amd_memory_pool_free(DevKle));
+  } else if (C == "red-buffer") {
+    // D: r's device KLE names a reduction buffer of half the RedBytes the
+    // kernel's environment asks for.
+    void *Red = alloc(DevPool, RedBytes / 2), *Staging;
+    void *Kle = deviceKle(Red, &Staging);
+    dispatchRed(Ka, Kle, Done);
+    waitZero(Done);
+    freeAll({Red, Staging, Kle});
+  } else if (C == "red-no-kle") {
+    // E: r (a cross-team reduction) dispatched with no dyn_ptr.
+    dispatchRed(Ka, nullptr, Done);
+    waitZero(Done);
+  } else if (C == "staging-rewrite") {
+    // A2: the host rewrites a copy's fine-grained source after the enqueue,
+    // while the DMA has not run yet (100 ms), and no dependency of the copy
+    // is signalled afterwards: a staging slot recycled before its copy ran.
+    void *Staging = hostKle();
+    void *DevKle = alloc(DevPool, 256);
+    hsa_signal_t Copied = signal(1);
+    CHECK(p_hsa_amd_memory_async_copy(DevKle, Gpu, Staging, Gpu, 16, 0, nullptr, Copied));
+    memset(Staging, 0x5A, 16);
+    waitZero(Copied);
+    dispatch(Ka, DevKle, Done);
+    waitZero(Done);
+    freeAll({Staging, DevKle});
+    CHECK(p_hsa_signal_destroy(Copied));
+  } else if (C == "counters-pool") {
+    // C: the tagged zerocopy KLE's counters are in host fine-grained memory
+    // (zeroed), not in device memory.
+    void *Cnt = alloc(FinePool, 8), *Red = alloc(DevPool, RedBytes);
+    memset(Cnt, 0, 8);
+    void *Kle = zeroCopyKle(Cnt, Red);
+    dispatchRed(Ka, Kle, Done);
+    waitZero(Done);
+    freeAll({Cnt, Red, Kle});
+  } else if (C == "counters-dirty") {
+    // C: the zerocopy counters were never zeroed (they hold the 0xCD poison
+    // of fresh device memory) when r starts.
+    void *Cnt = counters(/*Zero=*/false), *Red = alloc(DevPool, RedBytes);
+    void *Kle = zeroCopyKle(Cnt, Red);
+    dispatchRed(Ka, Kle, Done);
+    waitZero(Done);
+    freeAll({Cnt, Red, Kle});
+  } else if (C == "counters-shared") {
+    // X: two dispatches of r in flight, each with its own kernargs, KLE and
+    // reduction buffer, but one counter block.
+    void *Cnt = counters();
+    void *Red = alloc(DevPool, RedBytes), *Red2 = alloc(DevPool, RedBytes);
+    void *Kle = zeroCopyKle(Cnt, Red), *Kle2 = zeroCopyKle(Cnt, Red2);
+    void *Ka2 = alloc(KernargPool, 64);
+    hsa_signal_t Done2 = signal(1);
+    dispatchRed(Ka, Kle, Done);
+    dispatchRed(Ka2, Kle2, Done2);
+    waitZero(Done);
+    waitZero(Done2);
+    freeAll({Cnt, Red, Red2, Kle, Kle2, Ka2});
+    CHECK(p_hsa_signal_destroy(Done2));
   } else {
     fprintf(stderr, "selftest: unknown case %s\n", C.c_str());
     return 2;
