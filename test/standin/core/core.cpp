@@ -14,7 +14,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
-#include <thread>
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -366,13 +365,6 @@ uint64_t randomBelow(uint64_t N) {
     return 0;
   std::lock_guard<std::mutex> L(RngMtx);
   return rng()() % N;
-}
-
-void randomDelay() {
-  uint64_t Lo = cfg().DelayMin, Hi = cfg().DelayMax;
-  uint64_t Us = Lo + randomBelow(Hi - Lo + 1);
-  if (Us)
-    std::this_thread::sleep_for(std::chrono::microseconds(Us));
 }
 
 uint64_t nowNs() {

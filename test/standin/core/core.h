@@ -4,8 +4,9 @@
 // driver API: configuration from the environment, greppable output, contract
 // violations and the exit status they force, fault injection by entry point,
 // calls per entry point, the address-ordered memory table with a PROT_NONE
-// device address range and a separate poisoned backing store, and random
-// delays.  A front calls into this; the core never knows a driver API.
+// device address range and a separate poisoned backing store.  The delayed
+// workers' shared parts (random delays, wake-up, stop and join) are in
+// worker.h.  A front calls into this; the core never knows a driver API.
 //
 // Thread safety: every function here may be called from any thread at any
 // time, including from the front's own worker threads and during exit.
@@ -135,8 +136,8 @@ void exitIfViolations(const char *Where);
 /// its own exit handlers; the core's destructor then does nothing.
 void installExitHandlers(void (*Final)(const char *Where));
 
-/// Uniform random delay in [DelayMin, DelayMax] microseconds (thread-safe).
-void randomDelay();
+/// Uniform random number in [0, N) from the shared generator, seeded by
+/// SEED (thread-safe; 0 when N is 0).  Delays: see worker.h.
 uint64_t randomBelow(uint64_t N);
 uint64_t nowNs();
 

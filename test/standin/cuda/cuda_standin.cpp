@@ -9,10 +9,11 @@
 //
 // This is the CUDA front over the shared stand-in core (../core): the core
 // holds the configuration every stand-in shares, the output lines, the
-// violation count and the exit status it forces, fault injection and the
-// calls per entry point; this file holds the driver API and how it maps onto
-// the core (contexts, streams and their delayed workers, the memory table,
-// cubins, the KLE checks).
+// violation count and the exit status it forces, fault injection, the calls
+// per entry point and the workers' delays, wake-up, stop and join; this file
+// holds the driver API and how it maps onto the core (contexts, streams and
+// the order their workers run operations in, the memory table, cubins, the
+// KLE checks).
 //
 // NEVER install this library.  The CMake project has no install() rule.
 //
@@ -35,11 +36,11 @@ extern "C" {
 #include <libelf.h>
 
 #include "core.h"
+#include "worker.h"
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -177,7 +178,8 @@ struct Stream {
   uint64_t Id = 0;
   bool IsDefault = false;
   std::mutex M;
-  std::condition_variable CV;
+  standin::Waker Wake; // notified when an op is queued or completes
+  standin::Worker Work;
   std::deque<std::shared_ptr<Op>> Q;
   uint64_t Enqueued = 0, Completed = 0;
   // Completion times (steady clock, ns) of the most recent operations, by
@@ -185,8 +187,7 @@ struct Stream {
   std::deque<std::pair<uint64_t, uint64_t>> DoneNs;
   bool Destroyed = false;
   bool Exiting = false;
-  bool Stop = false; // set at library unload: the worker returns
-  std::mt19937_64 Rng;
+  std::mt19937_64 Rng; // its worker's delays
 };
 
 struct Event {
@@ -468,33 +469,32 @@ void recordWriteLocked(Alloc &A, uintptr_t Lo, size_t N, Stream *S,
 // Streams
 //===----------------------------------------------------------------------===//
 
-// Every stream's worker thread, joined when the library is unloaded: a
-// dlclose (the plugin unloads libcuda at deinit) must never unmap code a
-// worker is still running. Leaked on purpose (outlives static destructors).
+// Every stream (its worker thread), stopped and joined when the library is
+// unloaded: a dlclose (the plugin unloads libcuda at deinit) must never unmap
+// code a worker is still running. Leaked on purpose (outlives static
+// destructors).
 struct WorkerRegistryTy {
   std::mutex M;
-  std::vector<std::pair<Stream *, std::thread>> Workers;
+  std::vector<Stream *> Streams;
 };
 WorkerRegistryTy &workers() {
   static auto *R = new WorkerRegistryTy();
   return *R;
 }
 
+// Runs the stream's ops in order, each after its random delay.
 void streamWorker(Stream *S) {
   for (;;) {
     std::shared_ptr<Op> O;
-    {
-      std::unique_lock<std::mutex> L(S->M);
-      S->CV.wait(L, [&] { return !S->Q.empty() || S->Stop; });
-      if (S->Stop)
-        return;
-      O = S->Q.front();
-    }
-    uint64_t D = core().DelayMin;
-    if (core().DelayMax > core().DelayMin)
-      D += S->Rng() % (core().DelayMax - core().DelayMin + 1);
-    if (D)
-      std::this_thread::sleep_for(std::chrono::microseconds(D));
+    S->Wake.waitUntil([&] {
+      std::lock_guard<std::mutex> L(S->M);
+      if (!S->Q.empty() && !S->Work.stopping())
+        O = S->Q.front();
+      return O || S->Work.stopping();
+    });
+    if (!O)
+      return; // stopped at library unload
+    standin::sleepUs(standin::randomDelayUs(S->Rng));
     O->Run(*O);
     {
       std::lock_guard<std::mutex> L(S->M);
@@ -505,7 +505,7 @@ void streamWorker(Stream *S) {
       if (S->DoneNs.size() > 4096)
         S->DoneNs.pop_front();
     }
-    S->CV.notify_all();
+    S->Wake.notify();
   }
 }
 
@@ -517,7 +517,8 @@ Stream *newStream(Ctx *C, bool IsDefault) {
   S->Rng.seed(core().Seed + S->Id * 7919);
   {
     std::lock_guard<std::mutex> L(workers().M);
-    workers().Workers.emplace_back(S, std::thread(streamWorker, S));
+    S->Work.start([S] { streamWorker(S); });
+    workers().Streams.push_back(S);
   }
   {
     std::lock_guard<std::mutex> L(g().Mtx);
@@ -534,13 +535,15 @@ uint64_t enqueue(Stream *S, std::shared_ptr<Op> O) {
     Seq = O->Seq = ++S->Enqueued;
     S->Q.push_back(std::move(O));
   }
-  S->CV.notify_all();
+  S->Wake.notify();
   return Seq;
 }
 
 void waitFor(Stream *S, uint64_t Seq) {
-  std::unique_lock<std::mutex> L(S->M);
-  S->CV.wait(L, [&] { return S->Completed >= Seq; });
+  S->Wake.waitUntil([&] {
+    std::lock_guard<std::mutex> L(S->M);
+    return S->Completed >= Seq;
+  });
 }
 
 void drain(Stream *S) {
@@ -684,23 +687,15 @@ __attribute__((destructor)) void standinFini() {
     finalReport("fini");
   statsReport();
   // Stop and join the stream workers before our code is unmapped.
-  std::vector<std::pair<Stream *, std::thread>> Ws;
+  std::vector<Stream *> Ss;
   {
     std::lock_guard<std::mutex> L(workers().M);
-    Ws.swap(workers().Workers);
+    Ss.swap(workers().Streams);
   }
-  for (auto &W : Ws) {
-    {
-      std::lock_guard<std::mutex> L(W.first->M);
-      W.first->Stop = true;
-    }
-    W.first->CV.notify_all();
-  }
-  for (auto &W : Ws)
-    if (W.second.joinable() && W.second.get_id() != std::this_thread::get_id())
-      W.second.join();
-    else if (W.second.joinable())
-      W.second.detach();
+  for (Stream *S : Ss)
+    S->Work.requestStop(S->Wake);
+  for (Stream *S : Ss)
+    S->Work.join();
 }
 
 //===----------------------------------------------------------------------===//
@@ -1358,8 +1353,7 @@ void executeKernel(LaunchRec &LR) {
       }
     }
   }
-  if (core().KernelUs)
-    std::this_thread::sleep_for(std::chrono::microseconds(core().KernelUs));
+  standin::sleepUs(core().KernelUs);
   if (LR.HasKle && !LR.ReportedFree)
     checkKle(LR, "end");
   unregisterPending(LR);
@@ -2349,7 +2343,7 @@ EXPORT CUresult cuLaunchKernel(CUfunction H, unsigned GX, unsigned GY,
     O->Seq = ++S->Enqueued;
     S->Q.push_back(O);
   }
-  S->CV.notify_all();
+  S->Wake.notify();
   return CUDA_SUCCESS;
 }
 

@@ -5,8 +5,9 @@
 // every transport's launch lifecycle on a machine without a GPU, and so that
 // every kernel dispatch is checked against the KLE / dyn_ptr contract.  No
 // kernel executes.  The driver-independent machinery (configuration, output,
-// violations, fault injection, call counts, the memory table, delays) is the
-// shared core in ../core.  See ../README.md for variables and checks.
+// violations, fault injection, call counts, the memory table, the workers'
+// delays, wake-up, stop and join) is the shared core in ../core.  See
+// ../README.md for variables and checks.
 //
 // The ABI is the plugin's own trimmed hsa.h / hsa_ext_amd.h.  Values those
 // headers lack come from ROCr's public headers (not checked on hardware).
@@ -19,6 +20,7 @@
 #include "hsa_ext_amd.h"
 
 #include "../core/core.h"
+#include "../core/worker.h"
 
 #include <elf.h>
 #include <signal.h>
@@ -27,8 +29,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -151,8 +151,7 @@ struct Queue {
   void *Data = nullptr;
   std::mutex M;
   std::map<uint64_t, std::shared_ptr<Launch>> Launches;
-  std::thread Worker;
-  std::atomic<bool> Stop{false};
+  standin::Worker Work; ///< runs the packets in order (queueWorker)
   bool Destroyed = false;
 };
 
@@ -198,11 +197,9 @@ struct Global {
   size_t HandlersRunning = 0;
   hsa_amd_system_event_callback_t EventCb = nullptr;
   void *EventData = nullptr;
-  // Every signal change notifies this (one condition, as a command processor
-  // would poll every signal).
-  std::mutex CvMtx;
-  std::condition_variable Cv;
-  uint64_t Epoch = 0;
+  // Every signal change notifies this (one channel, as a command processor
+  // would poll every signal); waitUntil re-checks at least every 2 ms.
+  standin::Waker Wake{2000000};
   std::atomic<uint64_t> HostEpoch{0};
   bool ThreadsStarted = false;
   uint64_t WatchdogS = 60;
@@ -211,34 +208,6 @@ struct Global {
 Global &g() {
   static Global *G = new Global();
   return *G;
-}
-
-void notifyAll() {
-  {
-    std::lock_guard<std::mutex> L(g().CvMtx);
-    g().Epoch++;
-  }
-  g().Cv.notify_all();
-}
-
-/// Waits until Pred() or the timeout; returns Pred().  Pred runs without Mtx.
-template <typename P> bool waitUntil(P Pred, uint64_t TimeoutNs) {
-  uint64_t End = nowNs() + TimeoutNs;
-  while (true) {
-    uint64_t E;
-    {
-      std::lock_guard<std::mutex> L(g().CvMtx);
-      E = g().Epoch;
-    }
-    if (Pred())
-      return true;
-    uint64_t Now = nowNs();
-    if (Now >= End)
-      return false;
-    std::unique_lock<std::mutex> L(g().CvMtx);
-    g().Cv.wait_for(L, std::chrono::nanoseconds(std::min<uint64_t>(End - Now, 2000000)),
-                    [&] { return g().Epoch != E; });
-  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -341,7 +310,7 @@ Signal *sigOf(hsa_signal_t H, bool AllowDestroyed = false) {
 
 void sigSub(Signal *S, int64_t V) {
   S->V.fetch_sub(V);
-  notifyAll();
+  g().Wake.notify();
 }
 
 //===----------------------------------------------------------------------===//
@@ -613,7 +582,7 @@ void doorbellHook(Queue &Q, int64_t Value) {
   }
   Q.Scanned = std::max(Q.Scanned, Upto);
   Q.Rung.store(Q.Scanned);
-  notifyAll();
+  g().Wake.notify();
 }
 
 void watchdog(const char *What, const std::vector<Signal *> &Sigs) {
@@ -633,7 +602,7 @@ void queueWorker(Queue *Q) {
   uint64_t Mask = Q->Q.size - 1;
   while (true) {
     uint64_t R = Q->Read.load();
-    waitUntil([&] { return Q->Stop.load() || Q->Rung.load() > R; }, ~0ull >> 2);
+    g().Wake.waitUntil([&] { return Q->Work.stopping() || Q->Rung.load() > R; });
     if (Q->Rung.load() <= R)
       return; // stopped with nothing announced
     uint8_t *Slot = Q->Ring + (R & Mask) * 64;
@@ -654,8 +623,8 @@ void queueWorker(Queue *Q) {
             Deps.push_back(S);
         }
       if (!broken("ignore-barriers")) {
-        bool Ok = waitUntil([&] {
-          if (Q->Stop.load())
+        bool Ok = g().Wake.waitUntil([&] {
+          if (Q->Work.stopping())
             return true;
           for (auto *S : Deps)
             if (S->V.load() != 0)
@@ -688,9 +657,9 @@ void queueWorker(Queue *Q) {
         if (broken("early-completion") && Done) {
           sigSub(Done, 1); // complete before the kernel "ran"
           Done = nullptr;
-          std::this_thread::sleep_for(std::chrono::microseconds(cfg().KernelUs + 2000));
-        } else if (cfg().KernelUs) {
-          std::this_thread::sleep_for(std::chrono::microseconds(cfg().KernelUs));
+          sleepUs(cfg().KernelUs + 2000);
+        } else {
+          sleepUs(cfg().KernelUs);
         }
         checkLaunch(*L, "end");
         releaseLaunch(*L);
@@ -706,7 +675,7 @@ void queueWorker(Queue *Q) {
     __atomic_store_n(reinterpret_cast<uint16_t *>(Slot), uint16_t(PACKET_TYPE_INVALID),
                      __ATOMIC_RELEASE);
     Q->Read.store(R + 1);
-    notifyAll();
+    g().Wake.notify();
   }
 }
 
@@ -752,6 +721,7 @@ void dmaWorker() {
   while (true) {
     std::shared_ptr<Copy> Pick;
     uint64_t NextReady = ~0ull;
+    uint64_t Seen = g().Wake.epoch();
     {
       std::lock_guard<std::mutex> G(g().Mtx);
       uint64_t Now = nowNs();
@@ -782,16 +752,10 @@ void dmaWorker() {
       runCopy(*Pick);
       continue;
     }
-    uint64_t E;
-    {
-      std::lock_guard<std::mutex> L(g().CvMtx);
-      E = g().Epoch;
-    }
-    std::unique_lock<std::mutex> L(g().CvMtx);
+    // Until the next copy is due, a signal changes or a copy is queued.
     uint64_t Now = nowNs();
     uint64_t Wait = NextReady == ~0ull ? 5000000 : (NextReady > Now ? NextReady - Now : 0);
-    g().Cv.wait_for(L, std::chrono::nanoseconds(std::min<uint64_t>(Wait, 5000000)),
-                    [&] { return g().Epoch != E; });
+    g().Wake.waitChange(Seen, std::min<uint64_t>(Wait, 5000000));
   }
 }
 
@@ -840,11 +804,7 @@ void handlerWorker() {
   HandlerTid.store(syscall(SYS_gettid));
   while (true) {
     std::vector<Handler> Run;
-    uint64_t E;
-    {
-      std::lock_guard<std::mutex> L(g().CvMtx);
-      E = g().Epoch;
-    }
+    uint64_t Seen = g().Wake.epoch();
     {
       std::lock_guard<std::mutex> G(g().Mtx);
       for (auto It = g().Handlers.begin(); It != g().Handlers.end();) {
@@ -869,8 +829,7 @@ void handlerWorker() {
     }
     if (!Run.empty())
       continue;
-    std::unique_lock<std::mutex> L(g().CvMtx);
-    g().Cv.wait_for(L, std::chrono::milliseconds(5), [&] { return g().Epoch != E; });
+    g().Wake.waitChange(Seen, 5000000);
   }
 }
 
@@ -1109,7 +1068,7 @@ EXPORT hsa_status_t hsa_shut_down() {
       return HSA_STATUS_SUCCESS;
   }
   // Let queued copies and handlers finish before reporting.
-  waitUntil([] {
+  g().Wake.waitUntil([] {
     std::lock_guard<std::mutex> G(g().Mtx);
     return g().Copies.empty() && g().HandlersRunning == 0;
   }, 2000000000ull);
@@ -1542,8 +1501,7 @@ EXPORT hsa_status_t hsa_amd_memory_async_copy(void *Dst, hsa_agent_t DstAgent, c
     C->SrcSnap.assign(C->SrcB->bytes(C->Src), C->SrcB->bytes(C->Src) + Size);
   }
   C->Epoch0 = g().HostEpoch.load();
-  uint64_t Lo = cfg().DelayMin, Hi = cfg().DelayMax;
-  C->ReadyNs = nowNs() + (Lo + randomBelow(Hi - Lo + 1)) * 1000;
+  C->ReadyNs = nowNs() + randomDelayUs() * 1000;
   {
     std::lock_guard<std::mutex> G(g().Mtx);
     C->Op = g().NextOp++;
@@ -1554,7 +1512,7 @@ EXPORT hsa_status_t hsa_amd_memory_async_copy(void *Dst, hsa_agent_t DstAgent, c
       C->DstB->Writes[C->Dst] = {C->Dst + Size, C->Op};
     g().Copies.push_back(C);
   }
-  notifyAll();
+  g().Wake.notify();
   return HSA_STATUS_SUCCESS;
 }
 
@@ -1629,7 +1587,7 @@ EXPORT void hsa_signal_store_relaxed(hsa_signal_t H, hsa_signal_value_t V) {
     doorbellHook(*S->DoorbellOf, V);
   else {
     S->HostEpoch = ++g().HostEpoch;
-    notifyAll();
+    g().Wake.notify();
   }
 }
 
@@ -1645,7 +1603,7 @@ EXPORT void hsa_signal_store_screlease(hsa_signal_t H, hsa_signal_value_t V) {
   }
   S->HostEpoch = ++g().HostEpoch;
   S->V.store(V);
-  notifyAll();
+  g().Wake.notify();
 }
 
 EXPORT hsa_signal_value_t hsa_signal_load_scacquire(hsa_signal_t H) {
@@ -1672,7 +1630,7 @@ EXPORT hsa_signal_value_t hsa_signal_wait_scacquire(hsa_signal_t H, hsa_signal_c
     return 0;
   // The timeout is a hint (ROCr: timestamp ticks); spurious returns are legal
   // and callers loop, so wait at most 10 ms per call.
-  waitUntil([&] { return condHolds(Cond, S->V.load(), X); },
+  g().Wake.waitUntil([&] { return condHolds(Cond, S->V.load(), X); },
             std::min<uint64_t>(Timeout, 10000000ull));
   return S->V.load();
 }
@@ -1691,7 +1649,7 @@ EXPORT hsa_status_t hsa_amd_signal_async_handler(hsa_signal_t H, hsa_signal_cond
     std::lock_guard<std::mutex> G(g().Mtx);
     g().Handlers.push_back(Handler{S, Cond, V, Fn, Arg});
   }
-  notifyAll(); // never run inline: the handler thread picks it up
+  g().Wake.notify(); // never run inline: the handler thread picks it up
   return HSA_STATUS_SUCCESS;
 }
 
@@ -1736,7 +1694,7 @@ EXPORT hsa_status_t hsa_queue_create(hsa_agent_t A, uint32_t Size, hsa_queue_typ
     Q->Q.id = Q->Id;
     g().Queues.insert(Q);
   }
-  Q->Worker = std::thread(queueWorker, Q);
+  Q->Work.start([Q] { queueWorker(Q); });
   *Out = &Q->Q;
   return HSA_STATUS_SUCCESS;
 }
@@ -1755,15 +1713,13 @@ EXPORT hsa_status_t hsa_queue_destroy(hsa_queue_t *H) {
     return ST_INVALID_QUEUE;
   // The worker signals completion before it retires the packet (advances the
   // read index), so give announced packets a moment to retire.
-  waitUntil([&] { return Q->Read.load() >= Q->Rung.load(); }, 1000000000ull);
+  g().Wake.waitUntil([&] { return Q->Read.load() >= Q->Rung.load(); }, 1000000000ull);
   uint64_t W = Q->Write.load(), R = Q->Read.load();
   if (R < W)
     opViolation("B: hsa_queue_destroy of queue %llu with %llu packet(s) not processed",
                 (unsigned long long)Q->Id, (unsigned long long)(W - R));
-  Q->Stop.store(true);
-  notifyAll();
-  if (Q->Worker.joinable())
-    Q->Worker.join();
+  Q->Work.requestStop(g().Wake);
+  Q->Work.join();
   std::lock_guard<std::mutex> G(g().Mtx);
   Q->Destroyed = true;
   Q->Doorbell->Destroyed = true;
