@@ -161,7 +161,9 @@ struct DeviceReadScope {
   ~DeviceReadScope() { AnnotateIgnoreReadsEnd(__FILE__, __LINE__); }
 };
 #else
-struct DeviceReadScope {};
+struct DeviceReadScope {
+  DeviceReadScope() {} // user-provided: no unused-variable warning
+};
 #endif
 
 //===----------------------------------------------------------------------===//
