@@ -63,6 +63,11 @@ set_target_properties(kle_standin_selftest PROPERTIES
 target_compile_definitions(kle_standin_selftest PRIVATE
   KLE_STANDIN_LIB="${KLE_STANDIN_OUT_DIR}/libcuda.so.1")
 add_dependencies(kle_standin_selftest kle_cuda_standin)
+if(KLE_STANDIN_SANITIZER STREQUAL "thread")
+  # The instrumented stand-in needs the TSan runtime in the process.
+  target_compile_options(kle_standin_selftest PRIVATE -fsanitize=thread -g)
+  target_link_options(kle_standin_selftest PRIVATE -fsanitize=thread)
+endif()
 
 # Optional: build the tiny sm_90 cubin the self test loads (needs ptxas).
 find_program(KLE_STANDIN_PTXAS ptxas HINTS /usr/local/cuda/bin)
