@@ -85,7 +85,7 @@ for s in $suites; do
     "$KLE_ROOT/scripts/libomp-gate.sh"; rc=$?
     [ $rc -eq 0 ] && count libomp-gate 1 0 || count libomp-gate 0 1 ;;
   sanitizers)
-    echo "== CUDA stand-in tests against ASan and TSan builds of libomptarget"
+    echo "== CUDA and HSA stand-in tests against ASan and TSan builds of libomptarget"
     "$KLE_ROOT/scripts/sanitizer-check.sh"; rc=$?
     [ $rc -eq 0 ] && count sanitizers 1 0 || count sanitizers 0 1 ;;
   bundle)

@@ -72,9 +72,9 @@ enum class KLETransportModeTy : uint8_t {
 /// supports it (\p ZeroCopySupported), else copy. Resident comes first since
 /// the H200 run of 2026-11-30 (docs/RESULTS.md): zerocopy's per-team reads
 /// over the host link made the reduction kernel itself 1.2x to 2.1x slower
-/// than with a device-resident KLE, and no host-side saving offset it. A forced mode is
-/// returned as asked even if unsupported: chooseKLETransport() then falls
-/// back per launch with TransportDisabled, so the stats show it.
+/// than with a device-resident KLE, and no host-side saving offset it. A
+/// forced mode is returned as asked even if unsupported: chooseKLETransport()
+/// then falls back per launch with TransportDisabled, so the stats show it.
 constexpr KLETransportKindTy defaultKLETransport(KLETransportModeTy Mode,
                                                  bool ZeroCopySupported,
                                                  bool StagedSupported) {

@@ -577,7 +577,8 @@ uint64_t KLETransportTy::reclaimSlotBuffers() {
     }
     SlotBufferBytesNow.fetch_sub(Bytes, std::memory_order_relaxed);
     // The slot is free: the launch that last used the buffer completed.
-    if (auto Err = Device.dataDelete(Buffer, TargetAllocTy::TARGET_ALLOC_DEVICE)) {
+    if (auto Err =
+            Device.dataDelete(Buffer, TargetAllocTy::TARGET_ALLOC_DEVICE)) {
       static std::once_flag Warned;
       std::call_once(Warned, [&] {
         fprintf(stderr,
