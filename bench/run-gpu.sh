@@ -207,5 +207,17 @@ for t in $transports; do
     [ $rc = 0 ] || echo "kle-offload: warning: kle-bench --launches 1000 failed: $(kle_bench_status $rc)"
   } | sed "s/^/  $t: /" | tee -a "$R/compare.txt"
 done
+step "KLE stats, PipelinedReduction (256 nowait launches per iteration, KLE_MIN_TIME s)"
+# Slab growth, first-use KLE writes (resident_writes) and peak slots over one
+# Google Benchmark run of the pipelined benchmark: tells whether a
+# transport's pipelined cost is one-time growth amortised over a short run.
+for t in $transports; do
+  LIBOMPTARGET_KLE_TRANSPORT=$t LIBOMPTARGET_KLE_STATS=1 timeout "$run_timeout" "$B/bin/kle-bench" \
+    --benchmark_filter='^PipelinedReduction' --benchmark_min_time="$min_time" > "$drvdir/out" 2>&1
+  rc=$?
+  { grep -E 'KLE stats|^PipelinedReduction' "$drvdir/out"
+    [ $rc = 0 ] || echo "kle-offload: warning: kle-bench PipelinedReduction failed: $(kle_bench_status $rc)"
+  } | sed "s/^/  $t: /" | tee -a "$R/compare.txt"
+done
 step "done"
 finish
