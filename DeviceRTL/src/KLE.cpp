@@ -13,14 +13,11 @@
 
 using namespace ompx;
 
-/// The handshake: the plugin reads this from each loaded image and uses the
-/// zero-copy KLE layout only if it is present and equal to KLE_ABI_VERSION.
-/// Kept through LTO (used, retain), visible to the plugin (protected) and
-/// weak, like __omp_rtl_device_environment: without -foffload-lto the
-/// DeviceRTL bitcode is linked into every translation unit, so a program of
-/// several files carries one definition per file and nvlink must merge them.
-[[gnu::weak, gnu::used, gnu::retain, gnu::visibility("protected")]] extern const
-    uint32_t __kle_offload_abi_version = KLE_ABI_VERSION;
+/// The handshake global, defined in KLEAbiVersion.cpp, which is built into its
+/// own member of libompdevice.a and not into libomptarget-<target>.bc: only a
+/// unit with kernels references it (kle::initTeam), so a unit without kernels
+/// cannot make an image look fork-built (docs/DESIGN.md "Handshake").
+[[gnu::visibility("protected")]] extern const uint32_t __kle_offload_abi_version;
 
 namespace {
 [[clang::loader_uninitialized]] static Local<void *> KLEReductionBuffer;
@@ -29,6 +26,14 @@ namespace {
 
 void ompx::kle::initTeam(KernelEnvironmentTy &KernelEnvironment,
                    KernelLaunchEnvironmentTy &KernelLaunchEnvironment) {
+  // Keep the reference to the handshake global in every kernel of this unit
+  // (one register move per team; no memory access): it is what pulls the
+  // global into the image at device link.
+#if defined(__NVPTX__)
+  asm volatile("" : : "l"(&__kle_offload_abi_version));
+#else
+  asm volatile("" : : "s"(&__kle_offload_abi_version));
+#endif
   const ConfigurationEnvironmentTy &Config = KernelEnvironment.Configuration;
   if (!Config.ReductionDataSize || !Config.ReductionBufferLength) {
     KLEReductionBuffer = nullptr;

@@ -2,12 +2,16 @@
 // the KLE once per team in __kmpc_target_init and runs the teams reduction's
 // atomics on the decoded counters (team-local pointer), never on the KLE; the
 // user kernel passes dyn_ptr to __kmpc_target_init; and the linked sm_90
-// image keeps the ABI-version global the plugin reads (handshake).
+// image keeps the ABI-version global the plugin reads (handshake). The
+// bitcode linked into each unit only references that global, from
+// __kmpc_target_init (so only units with kernels do); its definition is a
+// separate member of libompdevice.a.
 // REQUIRES: cuda-toolkit
 // RUN: rm -rf %t && mkdir -p %t && cd %t
 // RUN: %clang-sm90 -O2 --offload-device-only -S -emit-llvm %s -o user.ll
 // RUN: %fcheck --check-prefix=USER %s < user.ll
 // RUN: llvm-dis %kle-prefix/lib/nvptx64-nvidia-cuda/libomptarget-nvptx.bc -o - | %fcheck --check-prefix=RTL %s
+// RUN: llvm-ar t %kle-prefix/lib/nvptx64-nvidia-cuda/libompdevice.a | %fcheck --check-prefix=AR %s
 // RUN: %clang-sm90 -O2 %s -o prog -Wl,--save-temps
 // RUN: llvm-readelf --syms prog.nvptx64.sm_90.img | %fcheck --check-prefix=SYM %s
 #include <stdio.h>
@@ -26,10 +30,11 @@ int main(void) {
 // USER: call i32 @__kmpc_target_init(ptr {{.*}}_kernel_environment, ptr %[[DYN]])
 // USER: call i32 @__kmpc_nvptx_teams_reduce_nowait_v2(
 
-// RTL: @__kle_offload_abi_version = weak protected constant i32 1
+// RTL: @__kle_offload_abi_version = external protected constant i32
 // RTL: @[[BUF:_ZN12_GLOBAL__N_118KLEReductionBufferE]] = internal unnamed_addr addrspace(3) global ptr
 // RTL: @[[CNTS:_ZN12_GLOBAL__N_111KLECountersE]] = internal unnamed_addr addrspace(3) global ptr
 // RTL-LABEL: define {{.*}}@__kmpc_target_init(ptr {{.*}}%0, ptr {{.*}}%1)
+// RTL: call void asm sideeffect "", "l"(ptr nonnull @__kle_offload_abi_version)
 // RTL: getelementptr inbounds nuw i8, ptr %1, i64 8
 // RTL: and i64 %{{[0-9]+}}, 1
 // RTL: store ptr %{{[0-9]+}}, ptr addrspace(3) @[[BUF]]
@@ -43,5 +48,8 @@ int main(void) {
 // RTL: atomicrmw uinc_wrap ptr %[[C]], i32 %{{[0-9]+}} seq_cst
 // RTL: atomicrmw add ptr %[[IC]], i32 %{{[0-9]+}} seq_cst
 // RTL-LABEL: {{^}}}
+
+// AR: libomptarget-nvptx.bc
+// AR-NEXT: KLEAbiVersion.cpp.o
 
 // SYM: OBJECT WEAK DEFAULT {{.*}} __kle_offload_abi_version
