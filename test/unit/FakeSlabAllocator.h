@@ -43,7 +43,7 @@ public:
   size_t Misalign = 16;
   /// getDevicePointer(P) returns P + DeviceOffset (0 = unified addressing).
   uintptr_t DeviceOffset = 0;
-  /// Fail only the N-th (1-based) allocatePinned / allocateDeviceZeroed
+  /// Fail only the N-th (1-based) allocatePinned / allocateDevice
   /// call; 0 = never.
   unsigned FailPinnedOnCall = 0;
   unsigned FailDeviceOnCall = 0;
@@ -80,12 +80,12 @@ public:
     return freeLocked(HostPtr, KindTy::Pinned);
   }
 
-  llvm::Expected<void *> allocateDeviceZeroed(size_t Size) override {
+  llvm::Expected<void *> allocateDevice(size_t Size) override {
     std::lock_guard<std::mutex> Lock(Mutex);
     ++DeviceCalls;
     DeviceSizes.push_back(Size);
     if (DeviceCalls == FailDeviceOnCall)
-      return llvm::createStringError("fake: allocateDeviceZeroed failed");
+      return llvm::createStringError("fake: allocateDevice failed");
     return allocLocked(Size, KindTy::Device);
   }
 

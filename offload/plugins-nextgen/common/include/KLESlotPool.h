@@ -96,12 +96,14 @@ struct KLESlabAllocatorTy {
   /// pointer allocatePinned() returned.
   virtual llvm::Error freePinned(void *HostPtr) = 0;
 
-  /// Allocate \p Size bytes of device memory that reads as zero on return
-  /// (per-slot reduction counter blocks).
-  virtual llvm::Expected<void *> allocateDeviceZeroed(size_t Size) = 0;
+  /// Allocate \p Size bytes of device memory for the per-slot reduction
+  /// counter blocks. Contents unspecified: the pool never reads them, and
+  /// the holder zeroes a slot's block before the slot's first use
+  /// (KLESlotTy::DeviceCounters), so growth makes no host-device transfer.
+  virtual llvm::Expected<void *> allocateDevice(size_t Size) = 0;
 
-  /// Free memory returned by allocateDeviceZeroed(); \p DevPtr is exactly the
-  /// pointer allocateDeviceZeroed() returned.
+  /// Free memory returned by allocateDevice(); \p DevPtr is exactly the
+  /// pointer allocateDevice() returned.
   virtual llvm::Error freeDevice(void *DevPtr) = 0;
 
   /// Device address of pinned host memory (identity under unified
@@ -118,7 +120,7 @@ struct KLESlotPoolConfigTy {
   /// the GPU coherence granule) and at least 128, and must hold the KLE.
   size_t SlotSize = 128;
 
-  /// Bytes of zeroed device memory per slot for the reduction counters.
+  /// Bytes of device memory per slot for the reduction counters.
   /// Must be a non-zero multiple of 8 and at most 4096. Counter blocks of one
   /// slab are contiguous, and the first one is 128-byte aligned.
   size_t CounterBlockSize = 64;
@@ -143,7 +145,7 @@ struct KLESlotPoolConfigTy {
   uint32_t MaxSlots = 0;
 
   /// Alignment in bytes (a power of two) that the allocator guarantees for
-  /// allocatePinned() and allocateDeviceZeroed(), and that
+  /// allocatePinned() and allocateDevice(), and that
   /// getDevicePointer() preserves. If it is below 128 the pool asks for
   /// (128 - AllocatorAlignment) extra bytes per allocation and aligns inside
   /// it; if the allocator breaks its promise the slab is freed and the take()
@@ -184,9 +186,12 @@ struct KLESlotTy {
   /// Device address of the same bytes, 128-byte aligned: the kernel's dyn_ptr.
   void *DevicePtr = nullptr;
 
-  /// Device address of this slot's CounterBlockSize-byte counter block. It is
-  /// zero when the slab is created and the device's last team leaves it zero,
-  /// so the host never re-zeroes it.
+  /// Device address of this slot's CounterBlockSize-byte counter block.
+  /// Unspecified when the slab is created: the first holder that uses it
+  /// zeroes it (KLETransportTy: one stream-ordered copy of zeros on the first
+  /// launch's queue, ahead of the kernel, tracked in the slot's host-private
+  /// bytes). Afterwards the device's last team leaves it zero, so the host
+  /// never re-zeroes it.
   void *DeviceCounters = nullptr;
 
   /// Opaque identity: slot index and a per-take generation that starts at a
@@ -254,7 +259,7 @@ struct KLESlotPoolStatsTy {
   uint64_t OutstandingAtDeinit = 0;
   /// Bytes currently held from allocatePinned(), padding included.
   uint64_t BytesPinned = 0;
-  /// Bytes currently held from allocateDeviceZeroed(), padding included.
+  /// Bytes currently held from allocateDevice(), padding included.
   uint64_t BytesDevice = 0;
 
   uint64_t getFallbacks(KLEFallbackReasonTy Reason) const {
@@ -274,13 +279,13 @@ struct KLESlotPoolStatsTy {
 /// synchronization, copy-path fallback when none is available) and the
 /// AMDGPU plugin's kernarg pool (recycled only on kernel completion).
 ///
-/// Counter blocks are zeroed only when their slab is allocated; the pool
-/// relies on the device leaving them zero. A slot whose kernel may have
+/// Counter blocks are zeroed once, by a slot's first holder; the pool relies
+/// on the device leaving them zero afterwards. A slot whose kernel may have
 /// stopped mid-reduction (launch or kernel error) should therefore not be
 /// released back to the pool by the caller; leaking it until deinit() is safe.
 ///
 /// Memory layout: a slab is one allocatePinned() call holding N slots of
-/// SlotSize bytes each, plus one allocateDeviceZeroed() call holding the N
+/// SlotSize bytes each, plus one allocateDevice() call holding the N
 /// matching counter blocks of CounterBlockSize bytes. Slot HostPtr, DevicePtr
 /// and the first counter block of a slab are 128-byte aligned whatever the
 /// allocator's alignment (see KLESlotPoolConfigTy::AllocatorAlignment).

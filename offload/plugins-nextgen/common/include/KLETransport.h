@@ -95,9 +95,10 @@ struct KLELaunchTy {
   /// DMA source; resident: its device block is the KLE). Invalid for copy and
   /// for kernels without a KLE.
   kle::KLESlotTy Slot;
-  /// Resident: this launch queued a write of the slot's device KLE, so the
-  /// slot waits for the queue even if the kernel was not enqueued.
-  bool WroteKLE = false;
+  /// This launch queued a write into the slot's device block (resident: its
+  /// KLE; zerocopy: the zeroing of its counters at the slot's first use), so
+  /// the slot waits for the queue even if the kernel was not enqueued.
+  bool WroteSlot = false;
   /// The kernel has a KLE (a cross-team reduction): finish() is timed only
   /// then, as prepare() is.
   bool HasKLE = false;
@@ -186,7 +187,10 @@ public:
   // kle::KLESlabAllocatorTy over the device's own allocator.
   llvm::Expected<void *> allocatePinned(size_t Size) override;
   llvm::Error freePinned(void *HostPtr) override;
-  llvm::Expected<void *> allocateDeviceZeroed(size_t Size) override;
+  /// Counter blocks, not zeroed here: zerocopy zeroes a slot's block on its
+  /// first launch's queue (zeroSlotCounters), resident's first KLE write
+  /// covers it, so pool growth makes no synchronous transfer.
+  llvm::Expected<void *> allocateDevice(size_t Size) override;
   llvm::Error freeDevice(void *DevPtr) override;
 
 private:
@@ -218,6 +222,13 @@ private:
   llvm::Expected<KernelLaunchEnvironmentTy *>
   prepareCopy(KLELaunchTy &Launch, AsyncInfoWrapperTy &AsyncInfoWrapper,
               void *ReductionBuffer, const kle::KLESlotTy *Staging);
+
+  /// Zerocopy, at a slot's first use: queue a copy of KLECounterBytes zeros
+  /// (from the slot's pinned bytes the host never writes) into its counter
+  /// block on the launch's queue, ahead of the kernel; recorded in the slot's
+  /// host-private bytes once queued. Sets Launch.WroteSlot.
+  llvm::Error zeroSlotCounters(KLELaunchTy &Launch,
+                               AsyncInfoWrapperTy &AsyncInfoWrapper);
 
   /// Resident: dyn_ptr is the slot's device block, which holds the upstream
   /// KLE {0, 0, ReductionBuffer}; queue its rewrite on the launch's queue

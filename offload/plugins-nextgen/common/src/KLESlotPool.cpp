@@ -308,10 +308,10 @@ bool KLESlotPoolTy::growLocked(uint32_t &Reserved) {
   if (!PinnedBase)
     return Fail(createStringError("allocatePinned returned null"));
 
-  Expected<void *> CountersOrErr = Allocator.allocateDeviceZeroed(DeviceBytes);
+  Expected<void *> CountersOrErr = Allocator.allocateDevice(DeviceBytes);
   if (!CountersOrErr || !*CountersOrErr) {
     // Do not leak the pinned slab.
-    Error Err = CountersOrErr ? createStringError("allocateDeviceZeroed "
+    Error Err = CountersOrErr ? createStringError("allocateDevice "
                                                   "returned null")
                               : CountersOrErr.takeError();
     Err = joinErrors(std::move(Err), Allocator.freePinned(PinnedBase));

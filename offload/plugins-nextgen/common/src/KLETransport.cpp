@@ -224,23 +224,17 @@ Error KLETransportTy::freePinned(void *HostPtr) {
   return Device.dataDelete(HostPtr, TARGET_ALLOC_HOST);
 }
 
-Expected<void *> KLETransportTy::allocateDeviceZeroed(size_t Size) {
+Expected<void *> KLETransportTy::allocateDevice(size_t Size) {
   // Not through the memory manager: counter blocks live as long as their slab.
+  // Not zeroed here (no synchronous transfer while the pool grows): each
+  // slot's block is zeroed on its first launch's queue (zeroSlotCounters, or
+  // resident's first KLE write).
   auto PtrOrErr = Device.allocate(Size, /*HostPtr=*/nullptr, TARGET_ALLOC_DEVICE);
   if (!PtrOrErr)
     return PtrOrErr.takeError();
   if (!*PtrOrErr)
     return createStringError(inconvertibleErrorCode(),
                              "device allocation of %zu bytes failed", Size);
-  // Zero it once, synchronously, from a host buffer of zeros.
-  SmallVector<char, 1024> Zeros(Size, 0);
-  AsyncInfoWrapperTy AsyncInfoWrapper(Device, /*AsyncInfoPtr=*/nullptr);
-  Error Err = Device.dataSubmit(*PtrOrErr, Zeros.data(), Size, AsyncInfoWrapper);
-  AsyncInfoWrapper.finalize(Err);
-  if (Err) {
-    consumeError(Device.free(*PtrOrErr, TARGET_ALLOC_DEVICE));
-    return std::move(Err);
-  }
   return *PtrOrErr;
 }
 
@@ -252,9 +246,10 @@ Error KLETransportTy::freeDevice(void *DevPtr) {
 
 /// Does \p Image link the DeviceRTL into each unit (nvptx without
 /// -foffload-lto: clang links libomptarget-nvptx.bc into every translation
-/// unit) and hold kernels of more than one unit? Then the weak ABI global
-/// that nvlink merged proves only that some unit was built by the fork, not
-/// that every kernel's unit was: a unit built against a stock DeviceRTL would
+/// unit) and hold kernels of more than one unit? Then the ABI global (pulled
+/// in at device link by the kernels of fork-built units only, DeviceRTL
+/// KLEAbiVersion.cpp) proves only that some unit with kernels was built by
+/// the fork, not that every kernel's unit was: a unit built against a stock DeviceRTL would
 /// read the zero-copy layout as upstream's (misaligned stores through the
 /// tagged pointer). Units are told apart by the file id that clang puts in
 /// every offload kernel's name (__omp_offloading_<device>_<file>_...).
@@ -382,6 +377,48 @@ Error KLETransportTy::releaseCompleted(ArrayRef<uint64_t> SlotIds) {
   return releaseCompletedImpl(SlotIds);
 }
 
+namespace {
+/// A slot's host-private bytes after the KLE: its cached reduction buffer.
+/// The device reads only the KLE (zerocopy), and staged copies only the KLE,
+/// so these bytes never leave the host. Zero in a new slab (no buffer yet).
+struct SlotBufferTy {
+  void *Ptr;
+  uint64_t Bytes;
+};
+constexpr size_t SlotBufferOffset = 64;
+static_assert(SlotBufferOffset >= sizeof(KernelLaunchEnvironmentTy) &&
+                  SlotBufferOffset + sizeof(SlotBufferTy) <= 128,
+              "the slot's cached buffer must follow the KLE inside the slot");
+/// Resident: the ReductionBuffer that the slot's device KLE holds (nullptr:
+/// never written, or a write failed). Host-private, after SlotBufferTy.
+constexpr size_t ResidentStateOffset = SlotBufferOffset + sizeof(SlotBufferTy);
+static_assert(ResidentStateOffset + sizeof(void *) <= 128,
+              "the resident state must fit in the slot");
+void *&residentBuffer(const kle::KLESlotTy &Slot) {
+  return *reinterpret_cast<void **>(static_cast<char *>(Slot.HostPtr) +
+                                    ResidentStateOffset);
+}
+/// Zerocopy: non-zero once the zeroing of the slot's counter block was
+/// queued (zeroSlotCounters). Host-private, after the resident state.
+constexpr size_t CountersZeroedOffset = ResidentStateOffset + sizeof(void *);
+static_assert(CountersZeroedOffset + sizeof(uint64_t) <= 128,
+              "the counter state must fit in the slot");
+uint64_t &countersZeroed(const kle::KLESlotTy &Slot) {
+  return *reinterpret_cast<uint64_t *>(static_cast<char *>(Slot.HostPtr) +
+                                       CountersZeroedOffset);
+}
+/// KLECounterBytes of pinned zeros inside the slot, right after the KLE: no
+/// transport ever writes these bytes (each writes only the 16-byte KLE), and
+/// the pool creates slots zeroed, so they stay zero for the slab's life and
+/// can be the source of a stream-ordered copy while the slot is reused.
+constexpr size_t ZeroSourceOffset = sizeof(KernelLaunchEnvironmentTy);
+static_assert(ZeroSourceOffset + kle::KLECounterBytes <= SlotBufferOffset,
+              "the zero source must lie between the KLE and the host state");
+const void *zeroSource(const kle::KLESlotTy &Slot) {
+  return static_cast<const char *>(Slot.HostPtr) + ZeroSourceOffset;
+}
+} // namespace
+
 Expected<KernelLaunchEnvironmentTy *>
 KLETransportTy::prepareImpl(const GenericKernelTy &Kernel,
                             const KernelEnvironmentTy &KernelEnvironment,
@@ -437,9 +474,17 @@ KLETransportTy::prepareImpl(const GenericKernelTy &Kernel,
   void *ReductionBuffer = *BufferOrErr;
 
   if (Want == KLETransportKindTy::ZeroCopy) {
+    // The counters are zero at the kernel's start: zeroed on this queue ahead
+    // of it at the slot's first use, and reset by the last team of every
+    // launch since.
+    if (!countersZeroed(Launch.Slot))
+      if (Error Err = zeroSlotCounters(Launch, AsyncInfoWrapper)) {
+        // The copy may have been queued: the slot waits for the queue.
+        finishImpl(Launch, AsyncInfoWrapper, /*Enqueued=*/true);
+        return std::move(Err);
+      }
     // The slot's previous reader completed before it was released, so it can
-    // be rewritten now. The counters are zero: created zeroed, and reset by
-    // the last team of the previous launch.
+    // be rewritten now.
     kle::encodeDeviceCountersKLE(Launch.Slot.HostPtr, ReductionBuffer,
                                  Launch.Slot.DeviceCounters);
     Launch.Kind = KLETransportKindTy::ZeroCopy;
@@ -470,28 +515,6 @@ KLETransportTy::prepareImpl(const GenericKernelTy &Kernel,
   return KLEOrErr;
 }
 
-namespace {
-/// A slot's host-private bytes after the KLE: its cached reduction buffer.
-/// The device reads only the KLE (zerocopy), and staged copies only the KLE,
-/// so these bytes never leave the host. Zero in a new slab (no buffer yet).
-struct SlotBufferTy {
-  void *Ptr;
-  uint64_t Bytes;
-};
-constexpr size_t SlotBufferOffset = 64;
-static_assert(SlotBufferOffset >= sizeof(KernelLaunchEnvironmentTy) &&
-                  SlotBufferOffset + sizeof(SlotBufferTy) <= 128,
-              "the slot's cached buffer must follow the KLE inside the slot");
-/// Resident: the ReductionBuffer that the slot's device KLE holds (nullptr:
-/// never written, or a write failed). Host-private, after SlotBufferTy.
-constexpr size_t ResidentStateOffset = SlotBufferOffset + sizeof(SlotBufferTy);
-static_assert(ResidentStateOffset + sizeof(void *) <= 128,
-              "the resident state must fit in the slot");
-void *&residentBuffer(const kle::KLESlotTy &Slot) {
-  return *reinterpret_cast<void **>(static_cast<char *>(Slot.HostPtr) +
-                                    ResidentStateOffset);
-}
-} // namespace
 
 Expected<void *>
 KLETransportTy::reductionBuffer(const kle::KLESlotTy *Slot, uint64_t Bytes,
@@ -646,14 +669,30 @@ KLETransportTy::prepareCopy(KLELaunchTy &Launch,
   return static_cast<KernelLaunchEnvironmentTy *>(*AllocOrErr);
 }
 
+Error KLETransportTy::zeroSlotCounters(KLELaunchTy &Launch,
+                                       AsyncInfoWrapperTy &AsyncInfoWrapper) {
+  const kle::KLESlotTy &Slot = Launch.Slot;
+  Launch.WroteSlot = true;
+  INFO(OMP_INFOTYPE_DATA_TRANSFER, Device.getDeviceId(),
+       "KLE transport=zerocopy counters=" DPxMOD " zeroed (first use)\n",
+       DPxPTR(Slot.DeviceCounters));
+  if (Error Err = Device.dataSubmit(Slot.DeviceCounters, zeroSource(Slot),
+                                    kle::KLECounterBytes, AsyncInfoWrapper))
+    return Err;
+  countersZeroed(Slot) = 1;
+  return Error::success();
+}
+
 Expected<KernelLaunchEnvironmentTy *>
 KLETransportTy::prepareResident(KLELaunchTy &Launch,
                                 AsyncInfoWrapperTy &AsyncInfoWrapper,
                                 void *ReductionBuffer) {
   const kle::KLESlotTy &Slot = Launch.Slot;
-  // The device block is at least 16 bytes (CounterBlockSize) and zeroed when
-  // its slab was made; the last team of every teams reduction leaves the
-  // counters zero, so only ReductionBuffer can differ from what it holds.
+  // The device block is at least 16 bytes (CounterBlockSize). Its first
+  // write (the slot's first use: residentBuffer is null in a new slab) puts
+  // the whole KLE there, counters zero; the last team of every teams
+  // reduction leaves them zero, so afterwards only ReductionBuffer can differ
+  // from what it holds.
   static_assert(sizeof(KernelLaunchEnvironmentTy) == kle::KLESize,
                 "resident writes upstream's 16-byte KLE");
   auto *DeviceKLE = static_cast<KernelLaunchEnvironmentTy *>(Slot.DeviceCounters);
@@ -674,7 +713,7 @@ KLETransportTy::prepareResident(KLELaunchTy &Launch,
   *Source = KernelLaunchEnvironmentTy();
   Source->ReductionBuffer = ReductionBuffer;
   Written = nullptr; // until the copy is queued
-  Launch.WroteKLE = true;
+  Launch.WroteSlot = true;
   ResidentWrites.fetch_add(1, std::memory_order_relaxed);
   INFO(OMP_INFOTYPE_DATA_TRANSFER, Device.getDeviceId(),
        "KLE transport=resident KLE=" DPxMOD " ReductionBuffer=" DPxMOD
@@ -695,7 +734,7 @@ void KLETransportTy::finishImpl(KLELaunchTy &Launch,
     return;
   if (!Enqueued && (Launch.Kind == KLETransportKindTy::ZeroCopy ||
                     (Launch.Kind == KLETransportKindTy::Resident &&
-                     !Launch.WroteKLE))) {
+                     !Launch.WroteSlot))) {
     // Nothing that reads the slot was enqueued.
     consumeError(Pool->release(Launch.Slot));
   } else {
