@@ -1,0 +1,48 @@
+// exit() from inside a parallel region (a `single`), right after that thread
+// created nowait teams reductions whose kernels take 100-200 ms: the exit
+// handler must let those target tasks finish before it tears the runtime
+// down. Before patch 0007 covered this case (2026-12-01) the exit handler
+// unregistered the image and deleted the PluginManager while the hidden
+// helper threads had not launched any of them yet; they then ran on the
+// torn-down runtime (on the CUDA stand-in: SIGSEGV under copy, zerocopy and
+// resident, 0 launches). Now the calling task's children (these target tasks)
+// are waited for, whatever the nesting level: exit status 0, 4 launches,
+// nothing live or outstanding. Not covered: nowait regions created by the
+// other threads of the team (docs/DESIGN.md "Shutdown with launches in
+// flight").
+// The gfx90a port of test/standin/cuda/lit/exit_in_parallel.c, through the
+// real AMDGPU plugin on the HSA stand-in.
+// REQUIRES: hsa-standin
+// RUN: %clang-gfx90a %s -o %t
+// RUN: %hsa-env KLE_HSA_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_HSA_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,ZC %s
+// RUN: %hsa-env KLE_HSA_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=resident KLE_HSA_STANDIN_EXPECT=resident LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,RES %s
+// RUN: %hsa-env KLE_HSA_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_HSA_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,COPY %s
+#include <stdio.h>
+#include <stdlib.h>
+int main(void) {
+  static long s[4];
+#pragma omp parallel num_threads(2)
+  {
+#pragma omp single
+    {
+      for (int k = 0; k < 4; ++k) {
+#pragma omp target teams distribute parallel for num_teams(4) reduction(+ : s[k]) map(tofrom : s[k]) nowait
+        for (int i = 0; i < 64; ++i)
+          s[k] += 1;
+      }
+      printf("exiting inside the parallel region\n");
+      fflush(stdout);
+      exit(0);
+    }
+  }
+  printf("unreachable\n");
+  return 1;
+}
+// CHECK-NOT: VIOLATION
+// CHECK: exiting inside the parallel region
+// CHECK-NOT: unreachable
+// ZC: omptarget KLE stats: device 0: launches copy=0 staged=0 zerocopy=4 resident=0; {{.*}} outstanding_at_deinit=0
+// RES: omptarget KLE stats: device 0: launches copy=0 staged=0 zerocopy=0 resident=4; {{.*}} outstanding_at_deinit=0
+// COPY: omptarget KLE stats: device 0: launches copy=4 staged=0 zerocopy=0 resident=0; {{.*}} outstanding_at_deinit=0
+// CHECK: kle-hsa-standin: live device=0 fine=0 kernarg=0 host-coarse=0 locked=0 signals=0 queues=0 executables=0 handlers=0 copies=0
+// CHECK: kle-hsa-standin: launches=4 violations=0
