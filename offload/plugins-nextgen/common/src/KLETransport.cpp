@@ -19,6 +19,7 @@
 #include "llvm/Object/ELFObjectFile.h"
 
 #include <chrono>
+#include <cstddef>
 #include <cinttypes>
 #include <cstdlib>
 #include <cstring>
@@ -249,10 +250,21 @@ Error KLETransportTy::freeDevice(void *DevPtr) {
 /// unit) and hold kernels of more than one unit? Then the ABI global (pulled
 /// in at device link by the kernels of fork-built units only, DeviceRTL
 /// KLEAbiVersion.cpp) proves only that some unit with kernels was built by
-/// the fork, not that every kernel's unit was: a unit built against a stock DeviceRTL would
-/// read the zero-copy layout as upstream's (misaligned stores through the
-/// tagged pointer). Units are told apart by the file id that clang puts in
-/// every offload kernel's name (__omp_offloading_<device>_<file>_...).
+/// the fork, not that every kernel's unit was: a unit built against a stock
+/// DeviceRTL would read the zero-copy layout as upstream's (misaligned stores
+/// through the tagged pointer).
+///
+/// Units are told apart by the source-location object (ident_t) that each
+/// kernel's environment points to (KernelEnvironmentTy::Ident, upstream's
+/// Shared/Environment.h): clang emits it with internal linkage in every unit,
+/// so kernels of two units never share one, and nvlink keeps the pointer as
+/// a relocation against that unit's local symbol. Kernel names are not
+/// enough: a target region in a header (a C++ template, a static inline
+/// function) instantiated in two units gives kernels of both units one file
+/// id. Without -g all kernels of a unit share one ident_t; with -g each
+/// target region has its own, so a multi-kernel image built with -g answers
+/// yes here (a conservative copy under a forced zerocopy). Anything the
+/// parse cannot establish (no environment, no relocation) also answers yes.
 /// AMDGPU images link the DeviceRTL once at device link, so one global
 /// covers the whole image. Not an error when the image is not ELF: false.
 static bool imageMayMixDeviceRTLs(MemoryBufferRef Buffer) {
@@ -261,29 +273,81 @@ static bool imageMayMixDeviceRTLs(MemoryBufferRef Buffer) {
     consumeError(ObjOrErr.takeError());
     return false;
   }
-  if (ObjOrErr->getELFFile().getHeader().e_machine != ELF::EM_CUDA)
+  const object::ELF64LEObjectFile &Obj = *ObjOrErr;
+  if (Obj.getELFFile().getHeader().e_machine != ELF::EM_CUDA)
     return false;
-  constexpr StringRef Prefix = "__omp_offloading_";
-  std::optional<StringRef> Unit;
-  for (const object::ELFSymbolRef &Sym : ObjOrErr->symbols()) {
+
+  // Where each kernel's environment keeps its Ident pointer.
+  struct IdentSlotTy {
+    object::SectionRef Section;
+    uint64_t Offset;
+  };
+  SmallVector<IdentSlotTy, 8> Slots;
+  for (const object::ELFSymbolRef &Sym : Obj.symbols()) {
     Expected<StringRef> NameOrErr = Sym.getName();
     if (!NameOrErr) {
       consumeError(NameOrErr.takeError());
-      continue;
-    }
-    StringRef Rest = *NameOrErr;
-    if (!Rest.consume_front(Prefix))
-      continue;
-    // <device id>_<file id>_: the unit.
-    size_t First = Rest.find('_');
-    size_t Second =
-        First == StringRef::npos ? StringRef::npos : Rest.find('_', First + 1);
-    if (Second == StringRef::npos)
-      continue;
-    StringRef ThisUnit = Rest.take_front(Second);
-    if (Unit && *Unit != ThisUnit)
       return true;
-    Unit = ThisUnit;
+    }
+    if (!NameOrErr->starts_with("__omp_offloading_") ||
+        !NameOrErr->ends_with("_kernel_environment"))
+      continue;
+    Expected<object::section_iterator> SecOrErr = Sym.getSection();
+    if (!SecOrErr) {
+      consumeError(SecOrErr.takeError());
+      return true;
+    }
+    if (*SecOrErr == Obj.section_end())
+      return true;
+    Expected<uint64_t> ValueOrErr = Sym.getValue();
+    if (!ValueOrErr) {
+      consumeError(ValueOrErr.takeError());
+      return true;
+    }
+    Slots.push_back({**SecOrErr, *ValueOrErr - (*SecOrErr)->getAddress() +
+                                     offsetof(KernelEnvironmentTy, Ident)});
+  }
+  if (Slots.size() <= 1)
+    return false;
+
+  // The symbol each Ident relocation names, as (section, value): the local
+  // ident_t symbols of different units have the same name.
+  std::optional<std::pair<uint64_t, uint64_t>> Ident;
+  for (const IdentSlotTy &Slot : Slots) {
+    std::optional<std::pair<uint64_t, uint64_t>> Target;
+    for (const object::SectionRef &RelSec : Obj.sections()) {
+      Expected<object::section_iterator> RelocatedOrErr =
+          RelSec.getRelocatedSection();
+      if (!RelocatedOrErr) {
+        consumeError(RelocatedOrErr.takeError());
+        continue;
+      }
+      if (*RelocatedOrErr != Slot.Section)
+        continue;
+      for (const object::RelocationRef &Reloc : RelSec.relocations()) {
+        if (Reloc.getOffset() != Slot.Offset &&
+            Reloc.getOffset() != Slot.Section.getAddress() + Slot.Offset)
+          continue;
+        object::symbol_iterator SymIt = Reloc.getSymbol();
+        if (SymIt == Obj.symbol_end())
+          return true;
+        Expected<object::section_iterator> SymSecOrErr = SymIt->getSection();
+        Expected<uint64_t> ValueOrErr = SymIt->getValue();
+        if (!SymSecOrErr || !ValueOrErr) {
+          if (!SymSecOrErr)
+            consumeError(SymSecOrErr.takeError());
+          if (!ValueOrErr)
+            consumeError(ValueOrErr.takeError());
+          return true;
+        }
+        if (*SymSecOrErr == Obj.section_end())
+          return true; // undefined: not a unit's own ident_t
+        Target = {(*SymSecOrErr)->getIndex(), *ValueOrErr};
+      }
+    }
+    if (!Target || (Ident && *Ident != *Target))
+      return true;
+    Ident = Target;
   }
   return false;
 }
