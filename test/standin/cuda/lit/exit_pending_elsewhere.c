@@ -1,0 +1,76 @@
+// exit() while nowait teams reductions (kernels of 100-200 ms) are in flight
+// that are NOT children of the task calling exit(), one shape per argument:
+//   other     another thread of the parallel region created them;
+//   if0       the exiting thread's implicit task created them, and exit() is
+//             called from an undeferred child task (task if(0));
+//   deferred  the initial task created them in serial code, and exit() is
+//             called from a deferred task inside a later parallel region.
+// Patch 0007's taskwait covers only the calling task's children; it now also
+// waits for libomp's process-wide count of unfinished hidden helper tasks
+// (__kmpc_unfinished_hidden_helper_tasks). Before that (found by a new-user
+// trial, 2026-12-01) all three tore the runtime down under the pending tasks:
+// SIGSEGV with 0 launches (if0, deferred) or "Host ptr ... does not have a
+// matching target pointer" and a fatal error (other). Now: status 0, 4
+// launches, nothing live or outstanding, under zerocopy, resident and copy.
+// REQUIRES: cuda-standin
+// RUN: %clang-sm90 %s -o %t
+// RUN: %standin-env KLE_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t other 2>&1 | %fcheck %s
+// RUN: %standin-env KLE_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=resident KLE_STANDIN_EXPECT=resident LIBOMPTARGET_KLE_STATS=1 %run %t if0 2>&1 | %fcheck %s
+// RUN: %standin-env KLE_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t deferred 2>&1 | %fcheck %s
+// RUN: %standin-env KLE_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t if0 2>&1 | %fcheck %s
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <omp.h>
+static long s[4];
+static void issue(void) {
+  for (int k = 0; k < 4; ++k) {
+    long *r = &s[k];
+#pragma omp target teams distribute parallel for num_teams(4) reduction(+ : r[0]) map(tofrom : r[0 : 1]) nowait
+    for (int i = 0; i < 64; ++i)
+      r[0] += 1;
+  }
+}
+static void bye(void) {
+  printf("exiting\n");
+  fflush(stdout);
+  exit(0);
+}
+int main(int argc, char **argv) {
+  const char *shape = argc > 1 ? argv[1] : "";
+  if (!strcmp(shape, "other")) {
+#pragma omp parallel num_threads(2)
+    {
+      if (omp_get_thread_num() == 1) {
+        issue();
+        sleep(5);
+      } else {
+        usleep(50000);
+        bye();
+      }
+    }
+  } else if (!strcmp(shape, "if0")) {
+#pragma omp parallel num_threads(2)
+#pragma omp single
+    {
+      issue();
+#pragma omp task if (0)
+      bye();
+    }
+  } else if (!strcmp(shape, "deferred")) {
+    issue();
+#pragma omp parallel num_threads(2)
+#pragma omp single
+#pragma omp task
+    bye();
+  }
+  printf("unreachable\n");
+  return 1;
+}
+// CHECK-NOT: VIOLATION
+// CHECK: exiting
+// CHECK-NOT: unreachable
+// CHECK: omptarget KLE stats: device 0: launches {{.*}}; {{.*}} outstanding_at_deinit=0
+// CHECK: kle-standin: live device=0 pinned=0 managed=0
+// CHECK: kle-standin: launches=4 violations=0
