@@ -40,7 +40,19 @@ void ompx::kle::initTeam(KernelEnvironmentTy &KernelEnvironment,
     KLECounters = nullptr;
     return;
   }
+  // A real load, which the code generator keeps: the linked image then holds
+  // a relocation against the handshake global in this kernel's own code,
+  // which is how the plugin proves, kernel by kernel, that the DeviceRTL a
+  // kernel was built with reads the zero-copy layout (KLETransport.cpp). A
+  // stock kernel never has one, even where nvlink kept it in place of a fork
+  // unit's copy of the same weak kernel. One 4-byte load per team, only in
+  // kernels with a cross-team reduction.
+  const uint32_t Version =
+      *reinterpret_cast<const volatile uint32_t *>(&__kle_offload_abi_version);
   ::kle::KLEViewTy View = ::kle::decodeKLE(&KernelLaunchEnvironment);
+  if (Version != KLE_ABI_VERSION) // not the layout this code reads: upstream's
+    View = {KernelLaunchEnvironment.ReductionBuffer,
+            &KernelLaunchEnvironment.ReductionCnt};
   KLEReductionBuffer = View.ReductionBuffer;
   KLECounters = View.Counters;
 }

@@ -14,6 +14,7 @@
 // RUN: llvm-ar t %kle-prefix/lib/nvptx64-nvidia-cuda/libompdevice.a | %fcheck --check-prefix=AR %s
 // RUN: %clang-sm90 -O2 %s -o prog -Wl,--save-temps
 // RUN: llvm-readelf --syms prog.nvptx64.sm_90.img | %fcheck --check-prefix=SYM %s
+// RUN: llvm-readelf -r prog.nvptx64.sm_90.img | %fcheck --check-prefix=RELOC %s
 #include <stdio.h>
 
 int main(void) {
@@ -35,6 +36,7 @@ int main(void) {
 // RTL: @[[CNTS:_ZN12_GLOBAL__N_111KLECountersE]] = internal unnamed_addr addrspace(3) global ptr
 // RTL-LABEL: define {{.*}}@__kmpc_target_init(ptr {{.*}}%0, ptr {{.*}}%1)
 // RTL: call void asm sideeffect "", "l"(ptr nonnull @__kle_offload_abi_version)
+// RTL: load volatile i32, ptr @__kle_offload_abi_version
 // RTL: getelementptr inbounds nuw i8, ptr %1, i64 8
 // RTL: and i64 %{{[0-9]+}}, 1
 // RTL: store ptr %{{[0-9]+}}, ptr addrspace(3) @[[BUF]]
@@ -53,3 +55,8 @@ int main(void) {
 // AR-NEXT: KLEAbiVersion.cpp.o
 
 // SYM: OBJECT WEAK DEFAULT {{.*}} __kle_offload_abi_version
+
+// The per-kernel proof the plugin reads: a relocation against the global in
+// the kernel's own text.
+// RELOC: Relocation section '.rela.text.__omp_offloading_{{.*}}_main_l{{[0-9]+}}'
+// RELOC: __kle_offload_abi_version + 0

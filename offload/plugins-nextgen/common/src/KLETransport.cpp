@@ -14,6 +14,8 @@
 #include "Shared/Debug.h"
 #include "Shared/KLEAbi.h"
 
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/BinaryFormat/ELF.h"
 #include "llvm/Object/ELFObjectFile.h"
@@ -245,29 +247,28 @@ Error KLETransportTy::freeDevice(void *DevPtr) {
   return Device.free(DevPtr, TARGET_ALLOC_DEVICE);
 }
 
-/// Does \p Image link the DeviceRTL into each unit (nvptx without
-/// -foffload-lto: clang links libomptarget-nvptx.bc into every translation
-/// unit) and hold kernels of more than one unit? Then the ABI global (pulled
-/// in at device link by the kernels of fork-built units only, DeviceRTL
-/// KLEAbiVersion.cpp) proves only that some unit with kernels was built by
-/// the fork, not that every kernel's unit was: a unit built against a stock
-/// DeviceRTL would read the zero-copy layout as upstream's (misaligned stores
-/// through the tagged pointer).
+/// Is there, in \p Image, a kernel with a cross-team reduction whose code
+/// was not built with the fork's DeviceRTL? nvptx without -foffload-lto links
+/// the DeviceRTL bitcode into every translation unit, so the ABI global
+/// (pulled in at device link by fork-built units only) proves only that some
+/// unit was built by the fork, not that every kernel's unit was: a unit built
+/// against a stock DeviceRTL would read the zero-copy layout as upstream's
+/// (misaligned stores through the tagged pointer).
 ///
-/// Units are told apart by the source-location object (ident_t) that each
-/// kernel's environment points to (KernelEnvironmentTy::Ident, upstream's
-/// Shared/Environment.h): clang emits it with internal linkage in every unit,
-/// so kernels of two units never share one, and nvlink keeps the pointer as
-/// a relocation against that unit's local symbol. Kernel names are not
-/// enough: a target region in a header (a C++ template, a static inline
-/// function) instantiated in two units gives kernels of both units one file
-/// id. Without -g all kernels of a unit share one ident_t; with -g each
-/// target region has its own, so a multi-kernel image built with -g answers
-/// yes here (a conservative copy under a forced zerocopy). Anything the
-/// parse cannot establish (no environment, no relocation) also answers yes.
-/// AMDGPU images link the DeviceRTL once at device link, so one global
-/// covers the whole image. Not an error when the image is not ELF: false.
-static bool imageMayMixDeviceRTLs(MemoryBufferRef Buffer) {
+/// The proof is per kernel: the fork's kle::initTeam, which every kernel with
+/// a cross-team reduction runs, loads the ABI global, so the linked cubin
+/// keeps a relocation against KLE_ABI_VERSION_SYMBOL in that kernel's own
+/// text section (.rela.text.<kernel>), or, where it was not inlined (-O0),
+/// in the text of a function the kernel calls (followed through the call
+/// relocations, by section). A kernel whose reduction needs the
+/// KLE (its environment's ReductionDataSize and ReductionBufferLength, read
+/// from the image) and whose text has no such relocation answers yes. This
+/// holds whatever mix built the image: several units, static libraries, a
+/// target region in a header instantiated by a fork unit and a stock unit,
+/// even the same weak kernel defined by both, of which nvlink keeps one.
+/// It is conservative for anything the parse cannot establish. AMDGPU images link the DeviceRTL once at device link,
+/// so one global covers the whole image. Not ELF: false.
+static bool imageHasStockReductionKernel(MemoryBufferRef Buffer) {
   auto ObjOrErr = object::ELF64LEObjectFile::create(Buffer);
   if (!ObjOrErr) {
     consumeError(ObjOrErr.takeError());
@@ -277,77 +278,117 @@ static bool imageMayMixDeviceRTLs(MemoryBufferRef Buffer) {
   if (Obj.getELFFile().getHeader().e_machine != ELF::EM_CUDA)
     return false;
 
-  // Where each kernel's environment keeps its Ident pointer.
-  struct IdentSlotTy {
-    object::SectionRef Section;
-    uint64_t Offset;
+  // The call graph between text sections, and the sections whose code
+  // loads the ABI global, both keyed by section index: local functions of
+  // different units (each unit's internal DeviceRTL copy) may share a name,
+  // never a section.
+  DenseMap<uint64_t, SmallVector<uint64_t, 4>> Callees;
+  DenseSet<uint64_t> LoadsGlobal;
+  for (const object::SectionRef &RelSec : Obj.sections()) {
+    Expected<object::section_iterator> TargetOrErr =
+        RelSec.getRelocatedSection();
+    if (!TargetOrErr) {
+      consumeError(TargetOrErr.takeError());
+      continue;
+    }
+    if (*TargetOrErr == Obj.section_end() || !(*TargetOrErr)->isText())
+      continue;
+    const uint64_t From = (*TargetOrErr)->getIndex();
+    for (const object::RelocationRef &Reloc : RelSec.relocations()) {
+      object::symbol_iterator Sym = Reloc.getSymbol();
+      if (Sym == Obj.symbol_end())
+        continue;
+      Expected<StringRef> NameOrErr = Sym->getName();
+      Expected<object::section_iterator> SymSecOrErr = Sym->getSection();
+      if (!NameOrErr || !SymSecOrErr) {
+        if (!NameOrErr)
+          consumeError(NameOrErr.takeError());
+        if (!SymSecOrErr)
+          consumeError(SymSecOrErr.takeError());
+        continue;
+      }
+      if (*NameOrErr == KLE_ABI_VERSION_SYMBOL)
+        LoadsGlobal.insert(From);
+      else if (*SymSecOrErr != Obj.section_end() && (*SymSecOrErr)->isText())
+        Callees[From].push_back((*SymSecOrErr)->getIndex());
+    }
+  }
+  // Does the code of text section \p Start, or of a function it calls
+  // (without -O2 the DeviceRTL's kle::initTeam is not inlined into the
+  // kernel), load the ABI global?
+  auto ReachesGlobal = [&](uint64_t Start) {
+    SmallVector<uint64_t, 16> Work = {Start};
+    DenseSet<uint64_t> Seen = {Start};
+    while (!Work.empty()) {
+      uint64_t Sec = Work.pop_back_val();
+      if (LoadsGlobal.contains(Sec))
+        return true;
+      for (uint64_t Next : Callees.lookup(Sec))
+        if (Seen.insert(Next).second)
+          Work.push_back(Next);
+    }
+    return false;
   };
-  SmallVector<IdentSlotTy, 8> Slots;
+  // Kernel name -> the index of its text section.
+  StringMap<uint64_t> KernelText;
+  for (const object::ELFSymbolRef &Sym : Obj.symbols()) {
+    Expected<StringRef> NameOrErr = Sym.getName();
+    Expected<object::SymbolRef::Type> TypeOrErr = Sym.getType();
+    Expected<object::section_iterator> SecOrErr = Sym.getSection();
+    if (!NameOrErr || !TypeOrErr || !SecOrErr) {
+      if (!NameOrErr)
+        consumeError(NameOrErr.takeError());
+      if (!TypeOrErr)
+        consumeError(TypeOrErr.takeError());
+      if (!SecOrErr)
+        consumeError(SecOrErr.takeError());
+      continue;
+    }
+    if (*TypeOrErr == object::SymbolRef::ST_Function &&
+        NameOrErr->starts_with("__omp_offloading_") &&
+        *SecOrErr != Obj.section_end())
+      KernelText[*NameOrErr] = (*SecOrErr)->getIndex();
+  }
+
+  constexpr StringRef Suffix = "_kernel_environment";
   for (const object::ELFSymbolRef &Sym : Obj.symbols()) {
     Expected<StringRef> NameOrErr = Sym.getName();
     if (!NameOrErr) {
       consumeError(NameOrErr.takeError());
       return true;
     }
-    if (!NameOrErr->starts_with("__omp_offloading_") ||
-        !NameOrErr->ends_with("_kernel_environment"))
+    StringRef Kernel = *NameOrErr;
+    if (!Kernel.starts_with("__omp_offloading_") || !Kernel.consume_back(Suffix))
       continue;
+    // The environment's initial bytes: does this kernel's reduction read the
+    // KLE?
     Expected<object::section_iterator> SecOrErr = Sym.getSection();
-    if (!SecOrErr) {
-      consumeError(SecOrErr.takeError());
+    Expected<uint64_t> ValueOrErr = Sym.getValue();
+    if (!SecOrErr || !ValueOrErr) {
+      if (!SecOrErr)
+        consumeError(SecOrErr.takeError());
+      if (!ValueOrErr)
+        consumeError(ValueOrErr.takeError());
       return true;
     }
     if (*SecOrErr == Obj.section_end())
       return true;
-    Expected<uint64_t> ValueOrErr = Sym.getValue();
-    if (!ValueOrErr) {
-      consumeError(ValueOrErr.takeError());
+    Expected<StringRef> ContentsOrErr = (*SecOrErr)->getContents();
+    if (!ContentsOrErr) {
+      consumeError(ContentsOrErr.takeError());
       return true;
     }
-    Slots.push_back({**SecOrErr, *ValueOrErr - (*SecOrErr)->getAddress() +
-                                     offsetof(KernelEnvironmentTy, Ident)});
-  }
-  if (Slots.size() <= 1)
-    return false;
-
-  // The symbol each Ident relocation names, as (section, value): the local
-  // ident_t symbols of different units have the same name.
-  std::optional<std::pair<uint64_t, uint64_t>> Ident;
-  for (const IdentSlotTy &Slot : Slots) {
-    std::optional<std::pair<uint64_t, uint64_t>> Target;
-    for (const object::SectionRef &RelSec : Obj.sections()) {
-      Expected<object::section_iterator> RelocatedOrErr =
-          RelSec.getRelocatedSection();
-      if (!RelocatedOrErr) {
-        consumeError(RelocatedOrErr.takeError());
-        continue;
-      }
-      if (*RelocatedOrErr != Slot.Section)
-        continue;
-      for (const object::RelocationRef &Reloc : RelSec.relocations()) {
-        if (Reloc.getOffset() != Slot.Offset &&
-            Reloc.getOffset() != Slot.Section.getAddress() + Slot.Offset)
-          continue;
-        object::symbol_iterator SymIt = Reloc.getSymbol();
-        if (SymIt == Obj.symbol_end())
-          return true;
-        Expected<object::section_iterator> SymSecOrErr = SymIt->getSection();
-        Expected<uint64_t> ValueOrErr = SymIt->getValue();
-        if (!SymSecOrErr || !ValueOrErr) {
-          if (!SymSecOrErr)
-            consumeError(SymSecOrErr.takeError());
-          if (!ValueOrErr)
-            consumeError(ValueOrErr.takeError());
-          return true;
-        }
-        if (*SymSecOrErr == Obj.section_end())
-          return true; // undefined: not a unit's own ident_t
-        Target = {(*SymSecOrErr)->getIndex(), *ValueOrErr};
-      }
-    }
-    if (!Target || (Ident && *Ident != *Target))
+    uint64_t Offset = *ValueOrErr - (*SecOrErr)->getAddress();
+    if (Offset + sizeof(KernelEnvironmentTy) > ContentsOrErr->size())
       return true;
-    Ident = Target;
+    KernelEnvironmentTy Env;
+    std::memcpy(&Env, ContentsOrErr->data() + Offset, sizeof(Env));
+    if (!Env.Configuration.ReductionDataSize ||
+        !Env.Configuration.ReductionBufferLength)
+      continue; // gets the ~0 sentinel under every transport
+    auto Text = KernelText.find(Kernel);
+    if (Text == KernelText.end() || !ReachesGlobal(Text->second))
+      return true;
   }
   return false;
 }
@@ -366,8 +407,8 @@ bool KLETransportTy::imageSpeaksForkABI(DeviceImageTy &Image) {
       GenericGlobalHandlerTy &Handler = Device.Plugin.getGlobalHandler();
       if (!Handler.isSymbolInImage(Device, Image, KLE_ABI_VERSION_SYMBOL))
         return false;
-      if (imageMayMixDeviceRTLs(Image.getMemoryBuffer()))
-        return false; // not provable for every unit: the upstream layout
+      if (imageHasStockReductionKernel(Image.getMemoryBuffer()))
+        return false; // not provable for every kernel: the upstream layout
       uint32_t Version = 0;
       GlobalTy Global(KLE_ABI_VERSION_SYMBOL, sizeof(Version), &Version);
       if (Error Err = Handler.readGlobalFromImage(Device, Image, Global)) {
