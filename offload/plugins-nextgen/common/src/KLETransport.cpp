@@ -21,7 +21,6 @@
 #include "llvm/Object/ELFObjectFile.h"
 
 #include <chrono>
-#include <cstddef>
 #include <cinttypes>
 #include <cstdlib>
 #include <cstring>
@@ -266,8 +265,9 @@ Error KLETransportTy::freeDevice(void *DevPtr) {
 /// holds whatever mix built the image: several units, static libraries, a
 /// target region in a header instantiated by a fork unit and a stock unit,
 /// even the same weak kernel defined by both, of which nvlink keeps one.
-/// It is conservative for anything the parse cannot establish. AMDGPU images link the DeviceRTL once at device link,
-/// so one global covers the whole image. Not ELF: false.
+/// It is conservative for anything the parse cannot establish. AMDGPU
+/// images link the DeviceRTL once at device link, so one global covers the
+/// whole image. Not ELF: false.
 static bool imageHasStockReductionKernel(MemoryBufferRef Buffer) {
   auto ObjOrErr = object::ELF64LEObjectFile::create(Buffer);
   if (!ObjOrErr) {
@@ -837,9 +837,9 @@ void KLETransportTy::finishImpl(KLELaunchTy &Launch,
                                 bool Enqueued) {
   if (!Launch.Slot.isValid())
     return;
-  if (!Enqueued && (Launch.Kind == KLETransportKindTy::ZeroCopy ||
-                    (Launch.Kind == KLETransportKindTy::Resident &&
-                     !Launch.WroteSlot))) {
+  if (!Enqueued && !Launch.WroteSlot &&
+      (Launch.Kind == KLETransportKindTy::ZeroCopy ||
+       Launch.Kind == KLETransportKindTy::Resident)) {
     // Nothing that reads the slot was enqueued.
     consumeError(Pool->release(Launch.Slot));
   } else {
