@@ -9,6 +9,7 @@
 // RUN: %standin-env KLE_STANDIN_VERBOSE=1 KLE_STANDIN_KERNEL_US=2000 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,ZEROCOPY %s
 // RUN: %standin-env KLE_STANDIN_VERBOSE=1 KLE_STANDIN_KERNEL_US=2000 LIBOMPTARGET_KLE_TRANSPORT=staged KLE_STANDIN_EXPECT=staged LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,STAGED %s
 // RUN: %standin-env KLE_STANDIN_VERBOSE=1 KLE_STANDIN_KERNEL_US=2000 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,COPY %s
+// RUN: %standin-env KLE_STANDIN_VERBOSE=1 KLE_STANDIN_KERNEL_US=2000 LIBOMPTARGET_KLE_TRANSPORT=resident KLE_STANDIN_EXPECT=resident LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,RESIDENT %s
 #include <stdio.h>
 #define N 256
 static long sa, sb, sc;
@@ -78,4 +79,5 @@ int main(void) {
 // ZEROCOPY: launches copy=0 staged=0 zerocopy=12 resident=0;
 // STAGED: launches copy=0 staged=12 zerocopy=0 resident=0;
 // COPY: launches copy=12 staged=0 zerocopy=0 resident=0;
+// RESIDENT: launches copy=0 staged=0 zerocopy=0 resident=12;
 // CHECK: kle-standin: launches=12 violations=0

@@ -8,13 +8,15 @@
 // per construct, 4 rounds: 4 launches; device-to-host copies: 4 updates + 4
 // maps of `sum`; host-to-device copies: 4 updates + 4 maps of `sum` + 1 at
 // image load (the DeviceRTL's device environment), + 1 zeroing of the
-// slot's counter block at its first use (zerocopy) + 4 KLE copies (staged,
-// copy).
+// slot's counter block at its first use (zerocopy), + 1 write of the slot's
+// device KLE at its first use (resident: the rounds reuse the slot and its
+// reduction buffer), + 4 KLE copies (staged, copy).
 // REQUIRES: cuda-standin
 // RUN: %clang-sm90 %s -o %t
 // RUN: %standin-env KLE_STANDIN_STATS=1 KLE_STANDIN_DELAY_US=50:300 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy %run %t 2>&1 | %fcheck --check-prefixes=CHECK,ZEROCOPY %s
 // RUN: %standin-env KLE_STANDIN_STATS=1 KLE_STANDIN_DELAY_US=50:300 LIBOMPTARGET_KLE_TRANSPORT=staged KLE_STANDIN_EXPECT=staged %run %t 2>&1 | %fcheck --check-prefixes=CHECK,STAGED %s
 // RUN: %standin-env KLE_STANDIN_STATS=1 KLE_STANDIN_DELAY_US=50:300 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_STANDIN_EXPECT=copy %run %t 2>&1 | %fcheck --check-prefixes=CHECK,COPY %s
+// RUN: %standin-env KLE_STANDIN_STATS=1 KLE_STANDIN_DELAY_US=50:300 LIBOMPTARGET_KLE_TRANSPORT=resident KLE_STANDIN_EXPECT=resident %run %t 2>&1 | %fcheck --check-prefixes=CHECK,RESIDENT %s
 #include <stdio.h>
 #define N 1024
 static int a[N];
@@ -43,4 +45,5 @@ int main(void) {
 // ZEROCOPY-DAG: kle-standin: calls cuMemcpyHtoDAsync_v2=10{{$}}
 // STAGED-DAG: kle-standin: calls cuMemcpyHtoDAsync_v2=13{{$}}
 // COPY-DAG: kle-standin: calls cuMemcpyHtoDAsync_v2=13{{$}}
+// RESIDENT-DAG: kle-standin: calls cuMemcpyHtoDAsync_v2=10{{$}}
 // CHECK: kle-standin: launches=4 violations=0

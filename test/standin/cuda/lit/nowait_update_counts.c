@@ -8,6 +8,7 @@
 // RUN: %standin-env KLE_STANDIN_DELAY_US=200:400 KLE_STANDIN_STATS=1 LIBOMPTARGET_KLE_TRANSPORT=zerocopy %run %t 2>&1 | %fcheck %s
 // RUN: %standin-env KLE_STANDIN_DELAY_US=200:400 KLE_STANDIN_STATS=1 LIBOMPTARGET_KLE_TRANSPORT=staged %run %t 2>&1 | %fcheck %s
 // RUN: %standin-env KLE_STANDIN_DELAY_US=200:400 KLE_STANDIN_STATS=1 LIBOMPTARGET_KLE_TRANSPORT=copy %run %t 2>&1 | %fcheck %s
+// RUN: %standin-env KLE_STANDIN_DELAY_US=200:400 KLE_STANDIN_STATS=1 LIBOMPTARGET_KLE_TRANSPORT=resident %run %t 2>&1 | %fcheck %s
 #include <stdio.h>
 #define N 4096
 static int x[N];
