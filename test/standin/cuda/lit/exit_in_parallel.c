@@ -7,9 +7,10 @@
 // torn-down runtime: SIGSEGV under copy, zerocopy and resident, the stand-in
 // counting 0 launches. Now the calling task's children (these target tasks)
 // are waited for, whatever the nesting level: exit status 0, 4 launches,
-// nothing live or outstanding. Not covered: nowait regions created by the
-// other threads of the team (docs/DESIGN.md "Shutdown with launches in
-// flight").
+// nothing live or outstanding. Nowait regions created by the other threads
+// of the team, or by an ancestor of the exiting task, are waited for through
+// libomp's count of unfinished hidden helper tasks: exit_pending_elsewhere.c
+// (docs/DESIGN.md "Shutdown with launches in flight").
 // REQUIRES: cuda-standin
 // RUN: %clang-sm90 %s -o %t
 // RUN: %standin-env KLE_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,ZC %s
