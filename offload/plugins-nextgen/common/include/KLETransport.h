@@ -41,7 +41,7 @@
 // only after the launch was enqueued (released at once if it was not), and
 // returned to the pool by releaseCompleted() when synchronize() or
 // queryAsync() observes that the queue completed. deinit() frees every slab,
-// including slabs with work still outstanding.
+// unless work is still outstanding (then it frees nothing such work may read).
 //
 // Thread-safety: prepare(), finish() and releaseCompleted() may be called
 // concurrently from any number of threads; init() and deinit() may not race
@@ -136,9 +136,16 @@ public:
   llvm::Error init();
 
   /// Print the report (LIBOMPTARGET_INFO data-transfer bit, or
-  /// LIBOMPTARGET_KLE_STATS=1) and free every slab. Call before the device's
-  /// memory is torn down.
-  llvm::Error deinit();
+  /// LIBOMPTARGET_KLE_STATS=1) and free every slot-kept reduction buffer and
+  /// every slab, unless launches are still outstanding: then nothing a
+  /// pending kernel may read is freed (the device's own teardown reclaims
+  /// it). Call before the device's memory is torn down. A failed free is
+  /// reported on stderr ("omptarget warning: KLE: device N: ...") after the
+  /// remaining frees were tried; it is not returned, so it cannot stop the
+  /// device's teardown (GenericDeviceTy::deinit returns at its first error,
+  /// and libomptarget drops that error outside debug builds: the module,
+  /// the memory manager and the context would leak without a word).
+  void deinit();
 
   /// Produce the dyn_ptr for one launch of \p Kernel: nullptr or the ~0
   /// sentinel exactly as upstream for kernels without a KLE; otherwise the
