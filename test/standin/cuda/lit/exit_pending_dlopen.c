@@ -1,0 +1,70 @@
+// main returns while nowait teams reductions started by a library opened with
+// dlopen are still pending (kernels of 5-20 ms), without a taskwait or a
+// dlclose. The library's exit handler (which unregisters its image) was
+// registered at dlopen, after the main executable's, so it runs first at
+// exit; patch 0007 waited only when the main executable's image was
+// unregistered, so the library's image was torn down under its own pending
+// target tasks: "Host ptr ... does not have a matching target pointer" and a
+// fatal error (status 134) under every transport (a new-user trial,
+// 2026-12-01). Now any image waits once the main thread has started exiting
+// (exit() runs the exiting thread's thread_local destructors before the
+// atexit handlers; dlclose runs none, so a dlclose still never waits:
+// test/host/dlclose_pending_host_task.c). main has a target region of its
+// own, so the main executable's image is registered first.
+// The `linked` build has no target region and no offload image of its own
+// and links the library at start-up: every target region of the program is
+// in the library, so no image was the main executable's and nothing waited
+// (SIGSEGV with 0 launches, 3 of 3 runs, before 2026-12-01); the library's
+// image now waits because it was registered on the main thread.
+// REQUIRES: cuda-standin
+// UNSUPPORTED: tsan
+// RUN: %clang-sm90 -fPIC -shared %S/Inputs/exit_pending_dlopen_lib.c -o %t.so
+// RUN: %clang-sm90 %s -o %t -ldl
+// RUN: %clang-nooffload -DLINKED %s %t.so -o %t.linked
+// RUN: %standin-env KLE_STANDIN_DELAY_US=5000:20000 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t %t.so 2>&1 | %fcheck --check-prefixes=CHECK,ZC %s
+// RUN: %standin-env KLE_STANDIN_DELAY_US=5000:20000 LIBOMPTARGET_KLE_TRANSPORT=resident KLE_STANDIN_EXPECT=resident LIBOMPTARGET_KLE_STATS=1 %run %t %t.so 2>&1 | %fcheck --check-prefixes=CHECK,RES %s
+// RUN: %standin-env KLE_STANDIN_DELAY_US=5000:20000 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t %t.so 2>&1 | %fcheck --check-prefixes=CHECK,COPY %s
+// RUN: %standin-env KLE_STANDIN_DELAY_US=5000:20000 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t.linked 2>&1 | %fcheck --check-prefixes=LINKED %s
+#include <dlfcn.h>
+#include <stdio.h>
+#ifdef LINKED
+void lib_burst(int n);
+int main(void) {
+  lib_burst(8);
+  printf("main returns with the library's regions pending\n");
+  fflush(stdout);
+  return 0;
+}
+#else
+int main(int argc, char **argv) {
+  if (argc < 2)
+    return 2;
+  long s = 0;
+#pragma omp target teams distribute parallel for reduction(+ : s) map(tofrom : s)
+  for (int i = 0; i < 1024; ++i)
+    s += i;
+  void *h = dlopen(argv[1], RTLD_NOW);
+  if (!h) {
+    printf("dlopen: %s\n", dlerror());
+    return 2;
+  }
+  void (*burst)(int) = (void (*)(int))dlsym(h, "lib_burst");
+  burst(8);
+  printf("main returns with the library's regions pending\n");
+  fflush(stdout);
+  return 0;
+}
+#endif
+// CHECK-NOT: VIOLATION
+// CHECK-NOT: matching target pointer
+// CHECK: main returns with the library's regions pending
+// ZC: omptarget KLE stats: device 0: launches copy=0 staged=0 zerocopy=9 resident=0; {{.*}} outstanding_at_deinit=0
+// RES: omptarget KLE stats: device 0: launches copy=0 staged=0 zerocopy=0 resident=9; {{.*}} outstanding_at_deinit=0
+// COPY: omptarget KLE stats: device 0: launches copy=9 staged=0 zerocopy=0 resident=0; {{.*}} outstanding_at_deinit=0
+// CHECK: kle-standin: live device=0 pinned=0 managed=0
+// CHECK: kle-standin: launches=9 violations=0
+// LINKED-NOT: VIOLATION
+// LINKED: main returns with the library's regions pending
+// LINKED: omptarget KLE stats: device 0: launches copy=0 staged=0 zerocopy=8 resident=0; {{.*}} outstanding_at_deinit=0
+// LINKED: kle-standin: live device=0 pinned=0 managed=0
+// LINKED: kle-standin: launches=8 violations=0
