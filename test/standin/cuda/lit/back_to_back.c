@@ -2,10 +2,10 @@
 // synchronisation between them, in two rounds over different data.
 // REQUIRES: cuda-standin
 // RUN: %clang-sm90 %s -o %t
-// RUN: %standin-env KLE_STANDIN_DELAY_US=0:200 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,ZEROCOPY %s
-// RUN: %standin-env KLE_STANDIN_DELAY_US=0:200 LIBOMPTARGET_KLE_TRANSPORT=staged KLE_STANDIN_EXPECT=staged LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,STAGED %s
-// RUN: %standin-env KLE_STANDIN_DELAY_US=0:200 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,COPY %s
-// RUN: %standin-env KLE_STANDIN_DELAY_US=0:200 KLE_STANDIN_EXPECT=resident %run %t 2>&1 | %fcheck %s
+// RUN: %standin-env KLE_STANDIN_DELAY_US=0:200 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,ZEROCOPY %s
+// RUN: %standin-env KLE_STANDIN_DELAY_US=0:200 LIBOMPTARGET_KLE_TRANSPORT=staged KLE_STANDIN_EXPECT=staged LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,STAGED %s
+// RUN: %standin-env KLE_STANDIN_DELAY_US=0:200 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,COPY %s
+// RUN: %standin-env KLE_STANDIN_DELAY_US=0:200 KLE_STANDIN_EXPECT=resident %run %t 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s
 #include <stdio.h>
 #define N 4096
 int main(void) {
@@ -34,5 +34,8 @@ int main(void) {
 // STAGED-SAME: ; host_ns_per_launch_in_kle_path={{[1-9][0-9]*}}
 // COPY: omptarget KLE stats: device 0: launches copy=32 staged=0 zerocopy=0 resident=0; fallbacks PoolExhausted=0 AllocationFailed=0 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs=0 
 // COPY-SAME: ; host_ns_per_launch_in_kle_path={{[1-9][0-9]*}}
-// CHECK: kle-standin: live device=0 pinned=0 managed=0
-// CHECK: kle-standin: launches=32 violations=0
+// CUDA: kle-standin: live device=0 pinned=0 managed=0
+// CUDA: kle-standin: launches=32 violations=0
+// The gfx90a run (test/standin/hsa/lit/back_to_back.test):
+// HSA: kle-hsa-standin: live device=0 fine=0 kernarg=0 host-coarse=0 locked=0 signals=0 queues=0 executables=0 handlers=0 copies=0
+// HSA: kle-hsa-standin: launches=32 violations=0

@@ -6,9 +6,9 @@
 // reduction buffer), only synchronize() does.
 // REQUIRES: cuda-standin
 // RUN: %clang-sm90 %s -o %t
-// RUN: %standin-env KLE_STANDIN_DELAY_US=0:5 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,ZEROCOPY %s
-// RUN: %standin-env KLE_STANDIN_DELAY_US=0:5 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,COPY %s
-// RUN: %standin-env KLE_STANDIN_DELAY_US=0:5 KLE_STANDIN_EXPECT=resident %run %t 2>&1 | %fcheck %s
+// RUN: %standin-env KLE_STANDIN_DELAY_US=0:5 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,ZEROCOPY %s
+// RUN: %standin-env KLE_STANDIN_DELAY_US=0:5 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,COPY %s
+// RUN: %standin-env KLE_STANDIN_DELAY_US=0:5 KLE_STANDIN_EXPECT=resident %run %t 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s
 #include <stdio.h>
 #define N 256
 int main(void) {
@@ -30,6 +30,10 @@ int main(void) {
 // CHECK: done
 // ZEROCOPY: omptarget KLE stats: device 0: launches copy=0 staged=0 zerocopy=10000 resident=0; fallbacks PoolExhausted=0 AllocationFailed=0 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs={{[1-9][0-9]*}}
 // COPY: omptarget KLE stats: device 0: launches copy=10000 staged=0 zerocopy=0 resident=0; fallbacks PoolExhausted=0 AllocationFailed=0 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs=0 
-// CHECK: kle-standin: live device=0 pinned=0 managed=0 (bytes device=0 pinned=0 managed=0) at=cuDevicePrimaryCtxRelease
-// CHECK-NEXT: kle-standin: peak device={{[0-9]?[0-9]?[0-9]}} pinned={{[0-9]?[0-9]?[0-9]}} managed=0
-// CHECK-NEXT: kle-standin: launches=10000 violations=0
+// CUDA: kle-standin: live device=0 pinned=0 managed=0 (bytes device=0 pinned=0 managed=0) at=cuDevicePrimaryCtxRelease
+// CUDA-NEXT: kle-standin: peak device={{[0-9]?[0-9]?[0-9]}} pinned={{[0-9]?[0-9]?[0-9]}} managed=0
+// CUDA-NEXT: kle-standin: launches=10000 violations=0
+// The gfx90a run (test/standin/hsa/lit/nowait_10000.test):
+// HSA: kle-hsa-standin: live device=0 fine=0 kernarg=0 host-coarse=0 locked=0 signals=0 queues=0 executables=0 handlers=0 copies=0 (bytes device=0 fine=0 kernarg=0) at=hsa_shut_down
+// HSA-NEXT: kle-hsa-standin: peak device={{[0-9]?[0-9]?[0-9]}} fine={{[0-9]?[0-9]?[0-9]}} kernarg={{[0-9]?[0-9]?[0-9]}} host-coarse=0 locked=0
+// HSA-NEXT: kle-hsa-standin: launches=10000 violations=0

@@ -8,7 +8,7 @@
 // checks the same on the host device.
 // REQUIRES: cuda-standin
 // RUN: %clang-sm90 %s -o %t
-// RUN: %standin-env KLE_STANDIN_DELAY_US=2000:5000 %run %t 2>&1 | %fcheck %s
+// RUN: %standin-env KLE_STANDIN_DELAY_US=2000:5000 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s
 #include <stdio.h>
 #define N 1024
 int main(void) {
@@ -25,5 +25,8 @@ int main(void) {
 }
 // CHECK-NOT: VIOLATION
 // CHECK: returning with launches in flight
-// CHECK: kle-standin: live device=0 pinned=0 managed=0
-// CHECK: kle-standin: launches=16 violations=0
+// CUDA: kle-standin: live device=0 pinned=0 managed=0
+// CUDA: kle-standin: launches=16 violations=0
+// The gfx90a run (test/standin/hsa/lit/shutdown_inflight.test):
+// HSA: kle-hsa-standin: live device=0 fine=0 kernarg=0 host-coarse=0 locked=0 signals=0 queues=0 executables=0 handlers=0 copies=0
+// HSA: kle-hsa-standin: launches=16 violations=0
