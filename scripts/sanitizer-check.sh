@@ -2,8 +2,9 @@
 # Run the driver stand-in tests (test/standin/cuda/lit, test/standin/hsa/lit,
 # test/transport) against libomptarget (CUDA, AMDGPU and host plugins) built
 # with AddressSanitizer and with ThreadSanitizer.
-# The test programs themselves are not instrumented; the sanitizer runtime is
-# preloaded. Any report fails the run (halt_on_error, exit code 86).
+# The test programs themselves are not instrumented (except
+# test/standin/cuda/lit/tsan_user_race.c, whose user code must be); the
+# sanitizer runtime is preloaded. Any report fails the run (halt_on_error, exit code 86).
 # KLE_SANITIZERS (default "address thread seeded") selects the sanitizers.
 # "seeded" is the negative control for ThreadSanitizer: libomptarget built
 # with -DKLE_SEED_POOL_RACE (a plain counter incremented next to the slot

@@ -1,8 +1,9 @@
 // dlclose of a library with offload code must not wait for unrelated tasks
 // of the caller. Upstream's __tgt_unregister_lib (which dlclose runs) never
 // waits for tasks. Patch 0007 finishes deferred target tasks before an image
-// is unregistered, but only for the main executable's image (unregistered
-// only at process exit), so dlclose returns here although the calling
+// is unregistered, but only at process exit (for the main executable's image,
+// or for any image once the main thread started exiting), so dlclose returns
+// here although the calling
 // (initial) task still has a pending detached host task, whose event is
 // fulfilled only after dlclose returned. Before that limit, dlclose from
 // serial code waited for every child task (__kmpc_omp_taskwait) and this

@@ -4,7 +4,7 @@
 // Before 2026-12-01 the plugin's deinit returned at that error, which
 // libomptarget drops outside debug builds: exit status 0 without a word, the
 // module, the memory manager's buffers and the context never released
-// (`live device=9 pinned=1 ... at=exit(contexts-still-active)`).
+// (`live device=8 pinned=1 ... at=exit(contexts-still-active)`).
 // Found by a new-user trial. Copy allocates no pinned slabs: not run.
 // REQUIRES: cuda-standin
 // RUN: %clang-sm90 %s -o %t

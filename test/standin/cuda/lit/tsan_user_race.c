@@ -4,7 +4,8 @@
 // hidden helper thread, so this plain data race between the workers of a
 // parallel region in user code went unreported (exit status 0, no report);
 // the seeded slot-pool race (scripts/sanitizer-check.sh "seeded") covers the
-// transport's own code. Runs only in the sanitizer job (KLE_SANITIZER=thread).
+// transport's own code. Runs only in the sanitizer job (KLE_SANITIZER=thread),
+// which must not set KLE_SANITIZER_LOG for it (the report is read from stderr).
 // REQUIRES: cuda-standin, tsan
 // RUN: %clang-sm90 -Xarch_host -fsanitize=thread -shared-libsan %s -o %t
 // RUN: %standin-env not %run %t 2>&1 | %fcheck %s
