@@ -16,8 +16,9 @@
 // in the library, so no image was the main executable's and nothing waited
 // (SIGSEGV with 0 launches, 3 of 3 runs, before 2026-12-01); the library's
 // image now waits because it was registered on the main thread.
+// Runs under TSan too: the pending tasks are the initial task's children,
+// so the wait is a taskwait, whose ordering Archer models.
 // REQUIRES: cuda-standin
-// UNSUPPORTED: tsan
 // RUN: %clang-sm90 -fPIC -shared %S/Inputs/exit_pending_dlopen_lib.c -o %t.so
 // RUN: %clang-sm90 %s -o %t -ldl
 // RUN: %clang-nooffload -DLINKED %s %t.so -o %t.linked
