@@ -29,15 +29,16 @@ Metrics (rows of the table):
   KLE path incl. driver the KLE's per-launch life in the plugin: the inclusive
                         cost of every call into KLE code (class KLETransportTy
                         and the kle:: slot pool) from outside it -- per launch
-                        KLETransportTy::prepare (with prepareCopy, the slot
-                        pool and imageSpeaksForkABI inside it), ::finish and
-                        ::releaseCompleted -- plus the inclusive cost of
+                        KLETransportTy::prepare (with the per-kind paths,
+                        the slot pool and the image-ABI cache inside it),
+                        ::finish and ::recycleCompletedQueue -- plus the
+                        inclusive cost of
                         GenericDeviceTy::synchronize's and ::queryAsync's
                         calls to GenericDeviceTy::dataDelete (their
                         AssociatedAllocations loop). Attribution of that loop:
                         every entry in it was put there by KLETransportTy
-                        (freeAllocationAfterSynchronization is called only in
-                        prepare and prepareCopy, since upstream's
+                        (freeAllocationAfterSynchronization is called only
+                        by KLE code, since upstream's
                         getKernelLaunchEnvironment is no longer called): the
                         teams-reduction buffer where it is per launch (copy;
                         zerocopy and staged keep one per slot), and copy's

@@ -6,9 +6,9 @@
 # test/standin/cuda/lit/tsan_user_race.c, whose user code must be); the
 # sanitizer runtime is preloaded. Any report fails the run (halt_on_error, exit code 86).
 # KLE_SANITIZERS (default "address thread seeded") selects the sanitizers.
-# "seeded" is the negative control for ThreadSanitizer: libomptarget built
-# with -DKLE_SEED_POOL_RACE (a plain counter incremented next to the slot
-# pool's take and release in KLETransport.cpp), in its own build directory
+# "seeded" is the negative control for ThreadSanitizer: libomptarget linked
+# with wrappers around the slot pool's take and recycle that increment a plain
+# counter (test/standin/seed/seed-pool-race.h), in its own build directory
 # (test/offload-thread-seeded); the 16-thread and a nowait stand-in test must
 # then report that race, with the same suppressions (test/standin/tsan.supp).
 set -uo pipefail

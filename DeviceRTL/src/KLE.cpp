@@ -43,7 +43,7 @@ void ompx::kle::initTeam(KernelEnvironmentTy &KernelEnvironment,
   // A real load, which the code generator keeps: the linked image then holds
   // a relocation against the handshake global in this kernel's own code,
   // which is how the plugin proves, kernel by kernel, that the DeviceRTL a
-  // kernel was built with reads the zero-copy layout (KLETransport.cpp). A
+  // kernel was built with reads the zero-copy layout (KLEImageABI.cpp). A
   // stock kernel never has one, even where nvlink kept it in place of a fork
   // unit's copy of the same weak kernel. One 4-byte load per team, only in
   // kernels with a cross-team reduction.

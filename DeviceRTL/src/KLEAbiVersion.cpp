@@ -19,8 +19,8 @@
 //     then carries an undefined reference, which the device link resolves
 //     from this member of the fork's libompdevice.a; a unit without kernels
 //     (only `declare target` functions) carries nothing. The global is in
-//     the image only if some fork-built unit has kernels, and the plugin's
-//     one-unit rule (KLETransport.cpp) does the rest.
+//     the image only if some fork-built unit has kernels; the plugin's
+//     per-kernel relocation proof (KLEImageABI.cpp) does the rest.
 //   - LTO (amdgcn always, nvptx with -foffload-lto): libompdevice.a is linked
 //     once at device link; the reference pulls this member in.
 // Weak, like upstream's __omp_rtl_device_environment (a device link may see

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Concurrency tests of the slot pool's lock-free take() / release() and of
+// Concurrency tests of the slot pool's lock-free take() / recycle() and of
 // growth outside the take/release fast path (see "Thread-safety" in
 // KLESlotPool.h). Run plain and under ThreadSanitizer / AddressSanitizer.
 //
@@ -61,7 +61,7 @@ uint32_t indexOf(const KLESlotTy &S) {
 
 /// Checks, across threads, that no slot is held by two takers at once: an
 /// owner word per slot index (claimed by compare-and-swap after take(),
-/// cleared before release()), the slot's address per index (must never
+/// cleared before recycle()), the slot's address per index (must never
 /// change), and a per-holder pattern written into the whole slot and checked
 /// before release (so slot bytes are handed over with happens-before, which
 /// ThreadSanitizer checks).
@@ -136,7 +136,7 @@ void expectAllSlotsFreeOnce(KLESlotPoolTy &Pool, FakeSlabAllocatorTy &Alloc) {
   EXPECT_EQ(Distinct.size(), All.size()) << "a slot was on the free list twice";
   EXPECT_EQ(Alloc.PinnedCalls, Calls) << "the free slots were not all there";
   for (const KLESlotTy &Slot : All)
-    EXPECT_TRUE(succeeded(Pool.release(Slot)));
+    EXPECT_TRUE(succeeded(Pool.recycle(Slot)));
 }
 
 // 16 threads take and release concurrently while the pool grows from 4 to
@@ -156,7 +156,7 @@ TEST(KLESlotPoolConcurrency, SixteenThreadsNoLostOrDuplicatedSlots) {
   constexpr unsigned NumThreads = 16, Iterations = 20000, HoldMax = 8;
   HolderCheckTy Check(316);
   std::atomic<uint64_t> Takes{0}, Exhausted{0}, OtherFallbacks{0},
-      ReleaseErrors{0};
+      RecycleErrors{0};
 
   std::atomic<unsigned> Ready{0};
   auto Worker = [&](unsigned Tid) {
@@ -171,8 +171,8 @@ TEST(KLESlotPoolConcurrency, SixteenThreadsNoLostOrDuplicatedSlots) {
       KLESlotTy S = Held[Pick];
       Held.erase(Held.begin() + Pick);
       Check.beforeRelease(Tid, S);
-      if (!succeeded(Rng() % 2 ? Pool->release(S.Id) : Pool->release(S)))
-        ++ReleaseErrors;
+      if (!succeeded(Rng() % 2 ? Pool->recycle(S.Id) : Pool->recycle(S)))
+        ++RecycleErrors;
     };
     for (unsigned It = 0; It < Iterations; ++It) {
       if (Held.size() == HoldMax || (!Held.empty() && Rng() % 2))
@@ -199,11 +199,11 @@ TEST(KLESlotPoolConcurrency, SixteenThreadsNoLostOrDuplicatedSlots) {
     T.join();
 
   EXPECT_EQ(Check.Errors.load(), 0u);
-  EXPECT_EQ(ReleaseErrors.load(), 0u);
+  EXPECT_EQ(RecycleErrors.load(), 0u);
   EXPECT_EQ(OtherFallbacks.load(), 0u);
   KLESlotPoolStatsTy S = Pool->getStats();
   EXPECT_EQ(S.SlotsTaken, Takes.load());
-  EXPECT_EQ(S.SlotsReleased, Takes.load());
+  EXPECT_EQ(S.SlotsRecycled, Takes.load());
   EXPECT_EQ(S.SlotsInUse, 0u);
   EXPECT_EQ(S.getFallbacks(KLEFallbackReasonTy::PoolExhausted),
             Exhausted.load());
@@ -212,7 +212,7 @@ TEST(KLESlotPoolConcurrency, SixteenThreadsNoLostOrDuplicatedSlots) {
             uint64_t(NumThreads) * Iterations);
   EXPECT_LE(S.PeakSlotsInUse, uint64_t(NumThreads) * HoldMax);
   EXPECT_LE(S.PeakSlotsInUse, S.SlotCapacity);
-  EXPECT_EQ(S.ReleaseErrors, 0u);
+  EXPECT_EQ(S.RecycleErrors, 0u);
   EXPECT_EQ(S.AllocationFailures, 0u);
   EXPECT_EQ(uint64_t(Alloc.PinnedCalls), S.SlabsAllocated)
       << "every allocator call must become a slab";
@@ -256,7 +256,7 @@ TEST(KLESlotPoolConcurrency, GrowthRacesWithTakes) {
   const auto Deadline = Clock::now() + std::chrono::seconds(120);
   HolderCheckTy Check(127);
   std::atomic<uint64_t> Takes{0}, Exhausted{0}, OtherFallbacks{0},
-      ReleaseErrors{0};
+      RecycleErrors{0};
   std::atomic<unsigned> Ready{0}, Holding{0};
   auto Worker = [&](unsigned Tid) {
     std::deque<KLESlotTy> Held;
@@ -264,8 +264,8 @@ TEST(KLESlotPoolConcurrency, GrowthRacesWithTakes) {
       KLESlotTy S = Held.front();
       Held.pop_front();
       Check.beforeRelease(Tid, S);
-      if (!succeeded(Pool->release(S)))
-        ++ReleaseErrors;
+      if (!succeeded(Pool->recycle(S)))
+        ++RecycleErrors;
     };
     // Start together, so the first growths are contended.
     ++Ready;
@@ -308,11 +308,11 @@ TEST(KLESlotPoolConcurrency, GrowthRacesWithTakes) {
     T.join();
 
   EXPECT_EQ(Check.Errors.load(), 0u);
-  EXPECT_EQ(ReleaseErrors.load(), 0u);
+  EXPECT_EQ(RecycleErrors.load(), 0u);
   EXPECT_EQ(OtherFallbacks.load(), 0u);
   KLESlotPoolStatsTy S = Pool->getStats();
   EXPECT_EQ(S.SlotsTaken, Takes.load());
-  EXPECT_EQ(S.SlotsReleased, Takes.load());
+  EXPECT_EQ(S.SlotsRecycled, Takes.load());
   EXPECT_EQ(S.SlotsInUse, 0u);
   EXPECT_EQ(S.getTotalFallbacks(), Exhausted.load());
   EXPECT_LE(S.SlabsAllocated, 7u);
@@ -359,7 +359,7 @@ TEST(KLESlotPoolConcurrency, ConcurrentDoubleReleaseExactlyOneWins) {
         return;
       Seen = R;
       KLESlotTy S = Shared;
-      if (succeeded(Tid % 2 ? Pool->release(S.Id) : Pool->release(S)))
+      if (succeeded(Tid % 2 ? Pool->recycle(S.Id) : Pool->recycle(S)))
         ++Wins;
       ++Done;
     }
@@ -388,8 +388,8 @@ TEST(KLESlotPoolConcurrency, ConcurrentDoubleReleaseExactlyOneWins) {
 
   KLESlotPoolStatsTy S = Pool->getStats();
   EXPECT_EQ(S.SlotsTaken, uint64_t(Rounds));
-  EXPECT_EQ(S.SlotsReleased, uint64_t(Rounds));
-  EXPECT_EQ(S.ReleaseErrors, uint64_t(Rounds) * (NumThreads - 1));
+  EXPECT_EQ(S.SlotsRecycled, uint64_t(Rounds));
+  EXPECT_EQ(S.RecycleErrors, uint64_t(Rounds) * (NumThreads - 1));
   EXPECT_EQ(S.SlotsInUse, 0u);
   expectAllSlotsFreeOnce(*Pool, Alloc);
 }
@@ -421,7 +421,7 @@ TEST(KLESlotPoolConcurrency, ConcurrentStaleReleasesRejected) {
           continue;
         }
         ++StaleAttempts;
-        if (succeeded(Pool->release(Id)))
+        if (succeeded(Pool->recycle(Id)))
           ++StaleWins;
         std::this_thread::yield();
       }
@@ -442,7 +442,7 @@ TEST(KLESlotPoolConcurrency, ConcurrentStaleReleasesRejected) {
     }
     if (Pool->take()) // The only slot is held: nothing else may come out.
       ++OwnerFailures;
-    if (!succeeded(Pool->release(R->Id)))
+    if (!succeeded(Pool->recycle(R->Id)))
       ++OwnerFailures;
     Retired.store(R->Id);
   }
@@ -455,8 +455,8 @@ TEST(KLESlotPoolConcurrency, ConcurrentStaleReleasesRejected) {
   EXPECT_EQ(Exhausted, 0u);
   KLESlotPoolStatsTy S = Pool->getStats();
   EXPECT_EQ(S.SlotsTaken, uint64_t(I));
-  EXPECT_EQ(S.SlotsReleased, uint64_t(I));
-  EXPECT_EQ(S.ReleaseErrors, StaleAttempts.load());
+  EXPECT_EQ(S.SlotsRecycled, uint64_t(I));
+  EXPECT_EQ(S.RecycleErrors, StaleAttempts.load());
   EXPECT_EQ(S.getFallbacks(KLEFallbackReasonTy::PoolExhausted),
             uint64_t(I)); // The owner's second take, each cycle.
   EXPECT_GE(StaleAttempts.load(), 20000u);
@@ -533,7 +533,7 @@ TEST(KLESlotPoolConcurrency, SteadyStateDoesNotWaitForGrowth) {
     Workers.emplace_back([&, T] {
       // Four slots become free while the grower is blocked in the
       // allocator.
-      if (!succeeded(Pool->release(FirstSlab[T])))
+      if (!succeeded(Pool->recycle(FirstSlab[T])))
         ++Failures;
       for (unsigned I = 0; I < Cycles && !Stop.load(); ++I) {
         // Each worker holds at most one slot and has released one: a take
@@ -545,7 +545,7 @@ TEST(KLESlotPoolConcurrency, SteadyStateDoesNotWaitForGrowth) {
         }
         Check.onTake(T, *R);
         Check.beforeRelease(T, *R);
-        if (!succeeded(Pool->release(*R)))
+        if (!succeeded(Pool->recycle(*R)))
           ++Failures;
       }
       ++Finished;
@@ -560,7 +560,7 @@ TEST(KLESlotPoolConcurrency, SteadyStateDoesNotWaitForGrowth) {
     GrowerStillBlocked = !Unblock && !Left;
   }
   EXPECT_TRUE(Progressed)
-      << "take()/release() of free slots waited for the growing take()";
+      << "take()/recycle() of free slots waited for the growing take()";
   EXPECT_TRUE(GrowerStillBlocked);
 
   // With the four free slots held, a take() finds none: it waits for the
@@ -607,18 +607,18 @@ TEST(KLESlotPoolConcurrency, SteadyStateDoesNotWaitForGrowth) {
   EXPECT_EQ(S.getTotalFallbacks(), 0u);
   EXPECT_EQ(S.SlotsInUse, 4u + 4u + 1u + (Progressed ? 1u : 0u));
   for (const KLESlotTy &Slot : Rest)
-    EXPECT_TRUE(succeeded(Pool->release(Slot)));
+    EXPECT_TRUE(succeeded(Pool->recycle(Slot)));
   if (Progressed && Empty)
-    EXPECT_TRUE(succeeded(Pool->release(*Empty)));
+    EXPECT_TRUE(succeeded(Pool->recycle(*Empty)));
   for (int I = 4; I < 8; ++I)
-    EXPECT_TRUE(succeeded(Pool->release(FirstSlab[I])));
-  EXPECT_TRUE(succeeded(Pool->release(*GrowerResult)));
+    EXPECT_TRUE(succeeded(Pool->recycle(FirstSlab[I])));
+  EXPECT_TRUE(succeeded(Pool->recycle(*GrowerResult)));
   expectAllSlotsFreeOnce(*Pool, Alloc);
   EXPECT_EQ(llvm::toString(Pool->deinit()), "");
   EXPECT_EQ(Alloc.liveCount(), 0u);
 }
 
-// After deinit(), release() of a slot taken before it still returns an
+// After deinit(), recycle() of a slot taken before it still returns an
 // Error and take() falls back with TransportDisabled, also when the pool
 // grew and was used from several threads first.
 // forEachFreeSlot racing with 8 threads that take and release: a visited slot
@@ -645,7 +645,7 @@ TEST(KLESlotPoolConcurrency, ForEachFreeSlotRacesWithTakes) {
           continue;
         Check.onTake(T, *R);
         Check.beforeRelease(T, *R);
-        EXPECT_TRUE(succeeded(Pool->release(*R)));
+        EXPECT_TRUE(succeeded(Pool->recycle(*R)));
       }
     });
   std::thread V([&] {
@@ -687,7 +687,7 @@ TEST(KLESlotPoolConcurrency, UseAfterDeinitFailsCleanly) {
         if (R)
           Held[T].push_back(*R);
         if (Held[T].size() > 3) {
-          if (!succeeded(Pool->release(Held[T].front())))
+          if (!succeeded(Pool->recycle(Held[T].front())))
             ADD_FAILURE() << "release failed";
           Held[T].erase(Held[T].begin());
         }
@@ -702,8 +702,8 @@ TEST(KLESlotPoolConcurrency, UseAfterDeinitFailsCleanly) {
   uint64_t Errors = 0;
   for (auto &V : Held)
     for (const KLESlotTy &S : V) {
-      Errors += !succeeded(Pool->release(S));
-      Errors += !succeeded(Pool->release(S.Id));
+      Errors += !succeeded(Pool->recycle(S));
+      Errors += !succeeded(Pool->recycle(S.Id));
     }
   EXPECT_EQ(Errors, 2 * InUse);
   KLETakeResultTy R = Pool->take();

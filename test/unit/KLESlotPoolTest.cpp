@@ -307,7 +307,7 @@ TEST(KLESlotPoolTest, GeometricGrowthRespectsCaps) {
   EXPECT_EQ(S.BytesPinned, Alloc.liveBytes(KindTy::Pinned));
   EXPECT_EQ(S.BytesDevice, Alloc.liveBytes(KindTy::Device));
   for (const KLESlotTy &Slot : Taken)
-    EXPECT_EQ(errorMessage(Pool->release(Slot)), "");
+    EXPECT_EQ(errorMessage(Pool->recycle(Slot)), "");
 }
 
 TEST(KLESlotPoolTest, ExhaustionWithCap) {
@@ -333,7 +333,7 @@ TEST(KLESlotPoolTest, ExhaustionWithCap) {
   EXPECT_EQ(Alloc.PinnedCalls, 2u) << "exhaustion must not call the allocator";
 
   KLESlotTy Freed = Taken[5];
-  ASSERT_EQ(errorMessage(Pool->release(Freed)), "");
+  ASSERT_EQ(errorMessage(Pool->recycle(Freed)), "");
   KLETakeResultTy R = Pool->take();
   ASSERT_TRUE(static_cast<bool>(R));
   EXPECT_EQ(R->HostPtr, Freed.HostPtr);
@@ -341,7 +341,7 @@ TEST(KLESlotPoolTest, ExhaustionWithCap) {
 
   KLESlotPoolStatsTy S = Pool->getStats();
   EXPECT_EQ(S.SlotsTaken, 9u);
-  EXPECT_EQ(S.SlotsReleased, 1u);
+  EXPECT_EQ(S.SlotsRecycled, 1u);
   EXPECT_EQ(S.SlotsInUse, 8u);
   EXPECT_EQ(S.PeakSlotsInUse, 8u);
   EXPECT_EQ(S.getTotalFallbacks(), 2u);
@@ -481,7 +481,7 @@ TEST(KLESlotPoolTest, DeinitWithOutstandingSlots) {
     Taken.push_back(*R);
   }
   for (int I = 0; I < 3; ++I)
-    ASSERT_EQ(errorMessage(Pool->release(Taken[I])), "");
+    ASSERT_EQ(errorMessage(Pool->recycle(Taken[I])), "");
   EXPECT_GT(Alloc->liveCount(), 0u);
 
   EXPECT_EQ(errorMessage(Pool->deinit()), "");
@@ -501,10 +501,10 @@ TEST(KLESlotPoolTest, DeinitWithOutstandingSlots) {
   KLETakeResultTy R = Pool->take();
   ASSERT_FALSE(static_cast<bool>(R));
   EXPECT_EQ(R.getFallbackReason(), KLEFallbackReasonTy::TransportDisabled);
-  EXPECT_NE(errorMessage(Pool->release(Taken[5])), "");
-  EXPECT_NE(errorMessage(Pool->release(Taken[0])), "");
-  EXPECT_NE(errorMessage(Pool->release(Taken[6].Id)), "");
-  EXPECT_EQ(Pool->getStats().ReleaseErrors, 3u);
+  EXPECT_NE(errorMessage(Pool->recycle(Taken[5])), "");
+  EXPECT_NE(errorMessage(Pool->recycle(Taken[0])), "");
+  EXPECT_NE(errorMessage(Pool->recycle(Taken[6].Id)), "");
+  EXPECT_EQ(Pool->getStats().RecycleErrors, 3u);
   EXPECT_EQ(errorMessage(Pool->deinit()), "") << "second deinit is a no-op";
   unsigned Frees = Alloc->PinnedFrees;
   Pool.reset(); // The destructor must not free again.
@@ -544,7 +544,7 @@ TEST(KLESlotPoolTest, NoReuseBeforeRelease) {
 
   // "Completion observed" for slots 5, 2, 7, in that order.
   for (int I : {5, 2, 7})
-    ASSERT_EQ(errorMessage(Pool->release(Held[I])), "");
+    ASSERT_EQ(errorMessage(Pool->recycle(Held[I])), "");
   for (int I : {7, 2, 5}) {
     KLETakeResultTy R = Pool->take();
     ASSERT_TRUE(static_cast<bool>(R));
@@ -565,7 +565,7 @@ TEST(KLESlotPoolTest, NoReuseBeforeRelease) {
     if (!Owned.empty() && (Rng() % 2 || Owned.size() == 8)) {
       auto It = Owned.begin();
       std::advance(It, Rng() % Owned.size());
-      ASSERT_EQ(errorMessage(Pool->release(It->second)), "");
+      ASSERT_EQ(errorMessage(Pool->recycle(It->second)), "");
       Owned.erase(It);
     } else {
       KLETakeResultTy R = Pool->take();
@@ -594,7 +594,7 @@ TEST(KLESlotPoolTest, NewSlotsZeroedAndStateCarried) {
     ASSERT_EQ(Bytes[I], 0u) << "byte " << I << " of a new slot";
   std::memset(static_cast<char *>(R->HostPtr) + 64, 0x5C, 16);
   void *Host = R->HostPtr;
-  ASSERT_EQ(errorMessage(Pool->release(*R)), "");
+  ASSERT_EQ(errorMessage(Pool->recycle(*R)), "");
   KLETakeResultTy Again = Pool->take();
   ASSERT_TRUE(static_cast<bool>(Again));
   ASSERT_EQ(Again->HostPtr, Host);
@@ -622,7 +622,7 @@ TEST(KLESlotPoolTest, ForEachFreeSlotVisitsOnlyFreeSlotsOnce) {
     Held.push_back(*R);
   }
   for (int I : {1, 4, 6})
-    ASSERT_EQ(errorMessage(Pool->release(Held[I])), "");
+    ASSERT_EQ(errorMessage(Pool->recycle(Held[I])), "");
   const uint64_t TakenBefore = Pool->getStats().SlotsTaken;
   std::multiset<void *> Visited;
   size_t N = Pool->forEachFreeSlot([&](const KLESlotTy &S) {
@@ -650,7 +650,7 @@ TEST(KLESlotPoolTest, ForEachFreeSlotVisitsOnlyFreeSlotsOnce) {
   }),
             0u);
   for (const KLESlotTy &S : Held)
-    ASSERT_EQ(errorMessage(Pool->release(S)), "");
+    ASSERT_EQ(errorMessage(Pool->recycle(S)), "");
   ASSERT_EQ(errorMessage(Pool->deinit()), "");
   EXPECT_EQ(Pool->forEachFreeSlot([](const KLESlotTy &) {
     ADD_FAILURE() << "visited after deinit";
@@ -687,7 +687,7 @@ TEST(KLESlotPoolTest, BoundedMemoryOverMillionCycles) {
     }
     InFlight.push_back(*R);
     // Completion of the oldest launch observed.
-    if (Pool->release(InFlight.front()))
+    if (Pool->recycle(InFlight.front()))
       ++Failures;
     InFlight.pop_front();
   }
@@ -703,7 +703,7 @@ TEST(KLESlotPoolTest, BoundedMemoryOverMillionCycles) {
   EXPECT_EQ(Alloc.PinnedCalls, 3u);
   EXPECT_EQ(Alloc.liveBytes(KindTy::Pinned), S.BytesPinned);
   EXPECT_EQ(S.SlotsTaken, uint64_t(Window) + Cycles);
-  EXPECT_EQ(S.SlotsReleased, uint64_t(Cycles));
+  EXPECT_EQ(S.SlotsRecycled, uint64_t(Cycles));
   EXPECT_EQ(S.SlotsInUse, uint64_t(Window));
   EXPECT_EQ(S.getTotalFallbacks(), 0u);
 }
@@ -716,43 +716,43 @@ TEST(KLESlotPoolTest, DoubleAndForeignReleaseAreErrors) {
 
   KLESlotTy A = *Pool->take();
   ASSERT_TRUE(A.isValid());
-  ASSERT_EQ(errorMessage(Pool->release(A)), "");
-  std::string Msg = errorMessage(Pool->release(A)); // Double release.
+  ASSERT_EQ(errorMessage(Pool->recycle(A)), "");
+  std::string Msg = errorMessage(Pool->recycle(A)); // Double release.
   EXPECT_NE(Msg.find("not in use"), std::string::npos) << Msg;
-  EXPECT_NE(errorMessage(Pool->release(A.Id)), ""); // Double, by id.
+  EXPECT_NE(errorMessage(Pool->recycle(A.Id)), ""); // Double, by id.
 
   // The slot is taken again; a stale copy of the old handle (or id) must not
   // free it.
   KLESlotTy B = *Pool->take();
   ASSERT_EQ(B.HostPtr, A.HostPtr);
-  EXPECT_NE(errorMessage(Pool->release(A)), "");
-  EXPECT_NE(errorMessage(Pool->release(A.Id)), "");
+  EXPECT_NE(errorMessage(Pool->recycle(A)), "");
+  EXPECT_NE(errorMessage(Pool->recycle(A.Id)), "");
   EXPECT_EQ(Pool->getStats().SlotsInUse, 1u) << "stale release freed a slot";
 
   // A slot of another pool with the same index and take count: rejected by
   // the pointer check (handle) and by the per-pool generation seed (id).
-  ASSERT_EQ(errorMessage(Other->release(*Other->take())), "");
+  ASSERT_EQ(errorMessage(Other->recycle(*Other->take())), "");
   KLESlotTy Foreign = *Other->take(); // Index 0, second take, as B.
   ASSERT_EQ(Foreign.Id & 0xffffffffu, B.Id & 0xffffffffu);
   EXPECT_NE(Foreign.Id, B.Id) << "pools must not share id spaces";
-  Msg = errorMessage(Pool->release(Foreign));
+  Msg = errorMessage(Pool->recycle(Foreign));
   EXPECT_NE(Msg.find("does not belong"), std::string::npos) << Msg;
-  EXPECT_NE(errorMessage(Pool->release(Foreign.Id)), "");
+  EXPECT_NE(errorMessage(Pool->recycle(Foreign.Id)), "");
   // Forged handles and ids.
   KLESlotTy Forged = B;
   Forged.HostPtr = static_cast<char *>(Forged.HostPtr) + 128;
-  EXPECT_NE(errorMessage(Pool->release(Forged)), "");
+  EXPECT_NE(errorMessage(Pool->recycle(Forged)), "");
   Forged = B;
   Forged.Id = (B.Id & ~uint64_t(0xffffffff)) | 1000;
-  EXPECT_NE(errorMessage(Pool->release(Forged)), "");
-  EXPECT_NE(errorMessage(Pool->release(Forged.Id)), "");
-  EXPECT_NE(errorMessage(Pool->release(KLESlotTy())), "");
-  EXPECT_NE(errorMessage(Pool->release(KLESlotTy::InvalidId)), "");
+  EXPECT_NE(errorMessage(Pool->recycle(Forged)), "");
+  EXPECT_NE(errorMessage(Pool->recycle(Forged.Id)), "");
+  EXPECT_NE(errorMessage(Pool->recycle(KLESlotTy())), "");
+  EXPECT_NE(errorMessage(Pool->recycle(KLESlotTy::InvalidId)), "");
 
   KLESlotPoolStatsTy S = Pool->getStats();
-  EXPECT_EQ(S.ReleaseErrors, 11u);
+  EXPECT_EQ(S.RecycleErrors, 11u);
   EXPECT_EQ(S.SlotsInUse, 1u);
-  EXPECT_EQ(S.SlotsReleased, 1u);
+  EXPECT_EQ(S.SlotsRecycled, 1u);
 
   // Still consistent: the remaining 3 slots are distinct from B and each
   // other, then the pool is exhausted; releasing everything works once,
@@ -770,11 +770,11 @@ TEST(KLESlotPoolTest, DoubleAndForeignReleaseAreErrors) {
   EXPECT_FALSE(static_cast<bool>(Pool->take()));
   for (size_t I = 0; I < All.size(); ++I)
     EXPECT_EQ(
-        errorMessage(I % 2 ? Pool->release(All[I].Id) : Pool->release(All[I])),
+        errorMessage(I % 2 ? Pool->recycle(All[I].Id) : Pool->recycle(All[I])),
         "");
   EXPECT_EQ(Pool->getStats().SlotsInUse, 0u);
-  EXPECT_EQ(Pool->getStats().SlotsReleased, 5u);
-  EXPECT_EQ(errorMessage(Other->release(Foreign.Id)), "");
+  EXPECT_EQ(Pool->getStats().SlotsRecycled, 5u);
+  EXPECT_EQ(errorMessage(Other->recycle(Foreign.Id)), "");
 }
 
 // 16 threads take and release concurrently, each holding up to 3 slots, with
@@ -798,7 +798,7 @@ TEST(KLESlotPoolTest, ConcurrentTakeRelease16Threads) {
   constexpr unsigned HoldMax = 3;
   constexpr size_t Words = 128 / sizeof(uint64_t);
   std::atomic<uint64_t> Takes{0}, Fallbacks{0}, OtherFallbacks{0},
-      OwnerConflicts{0}, PatternMismatches{0}, ReleaseErrors{0};
+      OwnerConflicts{0}, PatternMismatches{0}, RecycleErrors{0};
 
   auto Worker = [&](unsigned Tid) {
     std::deque<KLESlotTy> Held;
@@ -815,10 +815,10 @@ TEST(KLESlotPoolTest, ConcurrentTakeRelease16Threads) {
         ++OwnerConflicts;
       // Exercise both overloads.
       llvm::Error Err =
-          (S.Id >> 32) % 2 ? Pool->release(S.Id) : Pool->release(S);
+          (S.Id >> 32) % 2 ? Pool->recycle(S.Id) : Pool->recycle(S);
       if (Err) {
         llvm::consumeError(std::move(Err));
-        ++ReleaseErrors;
+        ++RecycleErrors;
       }
     };
     for (unsigned It = 0; It < Iterations; ++It) {
@@ -855,12 +855,12 @@ TEST(KLESlotPoolTest, ConcurrentTakeRelease16Threads) {
 
   EXPECT_EQ(OwnerConflicts.load(), 0u);
   EXPECT_EQ(PatternMismatches.load(), 0u);
-  EXPECT_EQ(ReleaseErrors.load(), 0u);
+  EXPECT_EQ(RecycleErrors.load(), 0u);
   EXPECT_EQ(OtherFallbacks.load(), 0u);
 
   KLESlotPoolStatsTy S = Pool->getStats();
   EXPECT_EQ(S.SlotsTaken, Takes.load());
-  EXPECT_EQ(S.SlotsReleased, Takes.load());
+  EXPECT_EQ(S.SlotsRecycled, Takes.load());
   EXPECT_EQ(S.SlotsInUse, 0u);
   EXPECT_EQ(S.getFallbacks(KLEFallbackReasonTy::PoolExhausted),
             Fallbacks.load());
@@ -869,7 +869,7 @@ TEST(KLESlotPoolTest, ConcurrentTakeRelease16Threads) {
             uint64_t(NumThreads) * Iterations);
   EXPECT_LE(S.PeakSlotsInUse, 12u);
   EXPECT_LE(S.SlabsAllocated, 2u);
-  EXPECT_EQ(S.ReleaseErrors, 0u);
+  EXPECT_EQ(S.RecycleErrors, 0u);
   std::printf("[ info ] takes %llu, PoolExhausted fallbacks %llu, peak %llu, "
               "slabs %llu\n",
               (unsigned long long)S.SlotsTaken,
@@ -922,7 +922,7 @@ TEST(KLESlotPoolConfig, LargeMaxSlotsIsReachable) {
             1u);
   EXPECT_EQ(Pool->getStats().SlabsAllocated, 14u);
   for (const KLESlotTy &S : Held)
-    EXPECT_EQ(errorMessage(Pool->release(S)), "");
+    EXPECT_EQ(errorMessage(Pool->recycle(S)), "");
 }
 
 } // namespace

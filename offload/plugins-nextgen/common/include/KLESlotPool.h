@@ -7,23 +7,11 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Per-device pool of fixed-size "slots" in pinned, device-visible host memory.
-// The plugin writes a kernel launch environment (KLE) into a slot's host
-// address and passes the slot's device address to the kernel as its implicit
-// first argument (dyn_ptr), so the KLE reaches the GPU without a per-launch
-// device allocation or host-to-device copy.
-//
-// Design lineage:
-//  - offload/plugins-nextgen/common/include/MemoryManager.h: the pool sits
-//    behind a narrow per-device allocator interface (here KLESlabAllocatorTy)
-//    and never talks to a driver itself, so it is unit-tested with a fake.
-//  - llvm/llvm-project PR #213767 ("[offload] Use pinned memory for KLE"):
-//    a pinned buffer per launch, released after synchronization, with a
-//    fall-back to the copy path when no pinned buffer is available.
-//  - The AMDGPU plugin's kernarg pool (offload/plugins-nextgen/amdgpu/src/
-//    rtl.cpp, AMDGPUStreamTy::pushKernelLaunch + schedReleaseBuffer): the GPU
-//    reads per-launch data straight from fine-grained host memory and the
-//    buffer is recycled only once the kernel has completed.
+// Per-device pool of fixed-size slots in pinned, device-visible host memory,
+// each with a small device counter block, for the KLE transport
+// (KLETransport.h). Driver-free: slabs come through KLESlabAllocatorTy, as
+// MemoryManager.h's pool draws through DeviceAllocatorTy. Rationale:
+// docs/DESIGN.md, "The slot pool and a slot's lifetime".
 //
 // This header depends only on LLVM Support and the C++ standard library.
 //
@@ -175,7 +163,7 @@ uint32_t slabsToReach(const KLESlotPoolConfigTy &Config, uint64_t Slots);
 
 /// A slot handed out by KLESlotPoolTy::take(). A plain value; copying it does
 /// not duplicate ownership. It stays valid until it is passed to
-/// KLESlotPoolTy::release() or the pool is deinitialized.
+/// KLESlotPoolTy::recycle() or the pool is deinitialized.
 struct KLESlotTy {
   /// Host address of the slot's SlotSize bytes, 128-byte aligned: the host
   /// writes the KLE here. Zero when the slab is created; afterwards whatever
@@ -197,7 +185,7 @@ struct KLESlotTy {
   /// Opaque identity: slot index and a per-take generation that starts at a
   /// per-pool seed. Two takes of the same slot yield different ids, and ids of
   /// different pools differ except with probability about 2^-32. Enough on
-  /// its own to release the slot (KLESlotPoolTy::release(uint64_t)).
+  /// its own to recycle the slot (KLESlotPoolTy::recycle(uint64_t)).
   uint64_t Id = InvalidId;
 
   static constexpr uint64_t InvalidId = ~uint64_t(0);
@@ -215,7 +203,6 @@ public:
   explicit operator bool() const { return Slot.isValid(); }
 
   /// The slot; only meaningful if the result converts to true.
-  const KLESlotTy &getSlot() const { return Slot; }
   const KLESlotTy &operator*() const { return Slot; }
   const KLESlotTy *operator->() const { return &Slot; }
 
@@ -228,17 +215,17 @@ private:
 };
 
 /// Snapshot of the pool's counters. Each counter is read atomically, but not
-/// all at the same instant: while other threads take and release slots, a
+/// all at the same instant: while other threads take and recycle slots, a
 /// snapshot may mix counters from slightly different moments (e.g.
-/// SlotsTaken - SlotsReleased may differ from SlotsInUse by the operations in
+/// SlotsTaken - SlotsRecycled may differ from SlotsInUse by the operations in
 /// flight). Once those threads are joined (or otherwise synchronized with),
 /// the snapshot is exact and consistent.
 struct KLESlotPoolStatsTy {
   /// Successful take() calls.
   uint64_t SlotsTaken = 0;
-  /// Successful release() calls.
-  uint64_t SlotsReleased = 0;
-  /// Slots handed out and not yet released (0 after deinit()).
+  /// Successful recycle() calls.
+  uint64_t SlotsRecycled = 0;
+  /// Slots handed out and not yet recycled (0 after deinit()).
   uint64_t SlotsInUse = 0;
   /// Maximum of SlotsInUse over the pool's life.
   uint64_t PeakSlotsInUse = 0;
@@ -251,8 +238,8 @@ struct KLESlotPoolStatsTy {
   /// Fallbacks by reason, indexed by KLEFallbackReasonTy; includes those
   /// reported with noteFallback().
   std::array<uint64_t, KLENumFallbackReasons> Fallbacks = {};
-  /// release() calls rejected with an Error (double, stale or foreign).
-  uint64_t ReleaseErrors = 0;
+  /// recycle() calls rejected with an Error (double, stale or foreign).
+  uint64_t RecycleErrors = 0;
   /// Allocator calls that failed (pinned or device) while growing.
   uint64_t AllocationFailures = 0;
   /// Slots still outstanding when deinit() ran.
@@ -273,63 +260,27 @@ struct KLESlotPoolStatsTy {
   }
 };
 
-/// Per-device pool of KLE slots. Follows upstream's MemoryManagerTy
-/// (MemoryManager.h: driver-free pool behind a narrow allocator), the pinned
-/// KLE buffer of llvm/llvm-project PR #213767 (released after
-/// synchronization, copy-path fallback when none is available) and the
-/// AMDGPU plugin's kernarg pool (recycled only on kernel completion).
+/// Per-device pool of KLE slots.
 ///
-/// Counter blocks are zeroed once, by a slot's first holder; the pool relies
-/// on the device leaving them zero afterwards. A slot whose kernel may have
-/// stopped mid-reduction (launch or kernel error) should therefore not be
-/// released back to the pool by the caller; leaking it until deinit() is safe.
-///
-/// Memory layout: a slab is one allocatePinned() call holding N slots of
-/// SlotSize bytes each, plus one allocateDevice() call holding the N
-/// matching counter blocks of CounterBlockSize bytes. Slot HostPtr, DevicePtr
-/// and the first counter block of a slab are 128-byte aligned whatever the
-/// allocator's alignment (see KLESlotPoolConfigTy::AllocatorAlignment).
+/// A slab is one allocatePinned() call of N slots of SlotSize bytes plus one
+/// allocateDevice() call of their N counter blocks of CounterBlockSize bytes;
+/// slot addresses and each slab's first counter block are 128-byte aligned.
 /// Slabs grow geometrically up to the configured caps and are freed only by
-/// deinit(), so memory use is bounded by the configuration.
+/// deinit(). A slot is handed out again only after recycle(); the caller
+/// recycles it once the work that reads it completed, and should not recycle
+/// a slot whose kernel may have stopped mid-reduction (leaking it until
+/// deinit() is safe).
 ///
-/// Recycling: free slots sit on a LIFO list of indices (a lock-free stack).
-/// A slot goes back on it only through release(), which the plugin calls
-/// once it has observed completion of the work that reads the slot
-/// (synchronize / queryAsync), so a slot is never handed out while a kernel
-/// may still read it.
-///
-/// Thread-safety: take(), release(), noteFallback() and getStats() may be
-/// called concurrently from any number of threads; deinit() may be called
-/// concurrently with getStats() and with other deinit() calls, but must not
-/// race with take() or release() (KLETransportTy guarantees this: the device
-/// is being torn down). Afterwards take() and release() remain safe to call
-/// and fail as documented.
-///  - take() with a free slot, and every release(), take no lock and make no
-///    system call: a constant number of atomic operations on the free stack
-///    (a Treiber stack whose 64-bit head packs an ABA tag with the top index),
-///    plus a compare-and-swap on the slot's state word (generation and in-use
-///    bit), which is what detects double, stale and foreign releases. Slot
-///    bookkeeping never moves once published, so it is read without a lock.
-///    Under contention these operations retry (lock-free, not wait-free).
-///  - A take() that finds the free stack empty, at the cap or within the
-///    allocation failure backoff, falls back (PoolExhausted or
-///    AllocationFailed) without taking a lock.
-///  - Otherwise it tries the growth mutex without blocking; only the thread
-///    that gets it calls the allocator (at most MaxSlabs successful times,
-///    plus the retries the failure backoff allows). The allocator is called
-///    while holding only that mutex: other threads keep taking and releasing
-///    free slots meanwhile. A take() that finds no free slot while another
-///    thread is growing waits for that growth (it needs a slot that does
-///    not exist yet: never the steady state) and then takes a slot of the
-///    new slab, so concurrent first launches keep their transport instead of
-///    falling back to copy. The grower keeps the first slot of its new slab for itself, so its take()
-///    succeeds even if other threads drain the rest at once.
-///  - A slot's bytes written by one holder before release() are visible to
-///    the thread that takes it next (release / acquire on the free stack).
-///
-/// Lifetime: the allocator must outlive the pool. The destructor calls
-/// deinit() if it has not been called, and drops any Error it returns;
-/// callers that care should call deinit() themselves.
+/// Thread-safety: take(), recycle(), noteFallback(), forEachFreeSlot() and
+/// getStats() may run concurrently. take() with a free slot and every
+/// recycle() are lock-free (a tagged free stack and a compare-and-swap on the
+/// slot's state word, which rejects double, stale and foreign recycles);
+/// growth runs under a try-locked mutex, and a take() that finds no free slot
+/// while another thread grows waits for that growth. A holder's writes to a
+/// slot before recycle() are visible to its next holder. deinit() must not
+/// race with take() or recycle(); afterwards both fail as documented. The
+/// allocator must outlive the pool; the destructor calls deinit() and drops
+/// its Error.
 class KLESlotPoolTy {
 public:
   /// Alignment in bytes of every slot (host and device address) and of each
@@ -352,24 +303,24 @@ public:
   /// (PoolExhausted, AllocationFailed, TransportDisabled), which is counted.
   /// If no slot is free while another thread is growing the pool, it waits
   /// for that growth and takes a slot of the new slab. A slot is not handed
-  /// out again until it has been released.
+  /// out again until it has been recycled.
   KLETakeResultTy take();
 
   /// Return \p Slot to the free list. Call only after completion of all work
   /// that reads the slot or its counters was observed. Returns an Error
-  /// (std::errc::invalid_argument), counted in ReleaseErrors and leaving the
+  /// (std::errc::invalid_argument), counted in RecycleErrors and leaving the
   /// pool unchanged, if \p Slot was not handed out by this pool, was already
   /// released (including a stale copy of a handle whose slot was since taken
   /// again), or the pool was deinitialized.
-  llvm::Error release(const KLESlotTy &Slot);
+  llvm::Error recycle(const KLESlotTy &Slot);
 
-  /// Same as release(const KLESlotTy &) for callers that keep only the
+  /// Same as recycle(const KLESlotTy &) for callers that keep only the
   /// handle's Id (what __tgt_async_info keeps: one word per pending slot,
   /// until the queue completes). The index and generation in \p SlotId are
-  /// checked, so double and stale releases are detected; a foreign id is
+  /// checked, so double and stale recycles are detected; a foreign id is
   /// detected through the per-pool generation seed (all but ~2^-32 of the
   /// time), as the slot's pointers are not available for comparison.
-  llvm::Error release(uint64_t SlotId);
+  llvm::Error recycle(uint64_t SlotId);
 
   /// Count a fallback the caller decided on (e.g. RecordReplay, ImageABI,
   /// TransportDisabled) so that all fallbacks appear in getStats().
@@ -379,7 +330,7 @@ public:
   /// outstanding (their number is recorded in OutstandingAtDeinit). Every
   /// allocation is freed even if some frees fail; the failures are joined
   /// into the returned Error. Afterwards take() returns TransportDisabled and
-  /// release() returns an Error. Calling it again is a no-op.
+  /// recycle() returns an Error. Calling it again is a no-op.
   llvm::Error deinit();
 
   /// Call \p Fn once for every slot that is free when the call starts, with
@@ -388,20 +339,17 @@ public:
   /// no take() hands one out meanwhile (a take() that finds the stack empty
   /// in that window grows the pool or falls back, as under load). The slot
   /// passed has HostPtr, DevicePtr and DeviceCounters set and an invalid Id
-  /// (it is not a handle: it cannot be released). Fn may read and write the
+  /// (it is not a handle: it cannot be recycled). Fn may read and write the
   /// slot's host bytes, e.g. give back a per-slot cache kept there, and must
-  /// not call take() or release(). Not counted as takes. Returns the number
+  /// not call take() or recycle(). Not counted as takes. Returns the number
   /// of slots visited; 0 after deinit(). Lock-free with respect to take()
-  /// and release(); calls from several threads each see a subset of the
+  /// and recycle(); calls from several threads each see a subset of the
   /// free slots. Meant for rare paths (a failed device allocation).
   size_t forEachFreeSlot(llvm::function_ref<void(const KLESlotTy &)> Fn);
 
   /// Thread-safe, lock-free snapshot of the counters (see
   /// KLESlotPoolStatsTy for its consistency under concurrency).
   KLESlotPoolStatsTy getStats() const;
-
-  /// The validated configuration.
-  const KLESlotPoolConfigTy &getConfig() const { return Config; }
 
 private:
   KLESlotPoolTy(KLESlabAllocatorTy &Allocator,
@@ -418,7 +366,7 @@ private:
     /// (Generation << 32) | InUse. Generation starts at GenerationSeed and is
     /// incremented by each take; it is the high half of the handle's Id. Set
     /// by the thread that popped the slot off the free stack; cleared by the
-    /// one release() whose compare-and-swap from (Id's generation, in use)
+    /// one recycle() whose compare-and-swap from (Id's generation, in use)
     /// succeeds.
     std::atomic<uint64_t> State{0};
     /// Free-stack link: index + 1 of the slot below this one, 0 at the
@@ -444,14 +392,14 @@ private:
   /// Counters updated outside the growth mutex (relaxed atomics).
   struct AtomicStatsTy {
     std::atomic<uint64_t> SlotsTaken{0};
-    std::atomic<uint64_t> SlotsReleased{0};
+    std::atomic<uint64_t> SlotsRecycled{0};
     std::atomic<uint64_t> SlotsInUse{0};
     std::atomic<uint64_t> PeakSlotsInUse{0};
     std::atomic<uint64_t> SlotCapacity{0};
     std::atomic<uint64_t> SlabsAllocated{0};
     std::atomic<uint64_t> SlabsLive{0};
     std::array<std::atomic<uint64_t>, KLENumFallbackReasons> Fallbacks{};
-    std::atomic<uint64_t> ReleaseErrors{0};
+    std::atomic<uint64_t> RecycleErrors{0};
     std::atomic<uint64_t> AllocationFailures{0};
     std::atomic<uint64_t> OutstandingAtDeinit{0};
     std::atomic<uint64_t> BytesPinned{0};
@@ -491,7 +439,7 @@ private:
 
   /// Validate \p SlotId (and \p Slot's pointers if non-null) and put the slot
   /// back on the free list. Lock-free.
-  llvm::Error releaseImpl(uint64_t SlotId, const KLESlotTy *Slot);
+  llvm::Error recycleSlot(uint64_t SlotId, const KLESlotTy *Slot);
 
   /// Record a fallback and build the result.
   KLETakeResultTy fallback(KLEFallbackReasonTy Reason);
@@ -515,7 +463,7 @@ private:
   /// between).
   alignas(64) std::atomic<uint64_t> FreeHead{0};
 
-  /// Slots whose bookkeeping is published; release() rejects larger
+  /// Slots whose bookkeeping is published; recycle() rejects larger
   /// indices. Store-release by the grower after initializing them.
   alignas(64) std::atomic<uint32_t> NumSlotsPublished{0};
   /// Growth-needing takes left to skip before retrying the allocator. Set
@@ -530,7 +478,7 @@ private:
 
   /// Guards the growth path and deinit(): everything below, and the calls
   /// to the allocator. Never taken by take() when a slot is free, nor by
-  /// release().
+  /// recycle().
   alignas(64) mutable std::mutex GrowMutex;
   /// Owners of the SlotChunks arrays, freed by the destructor.
   std::array<std::unique_ptr<SlotInfoTy[]>, NumSlotChunks> ChunkOwners;

@@ -21,14 +21,6 @@
 //      pool may still fall back to copy afterwards (PoolExhausted,
 //      AllocationFailed).
 //
-// The rule for auto (docs/DESIGN.md, "Choosing a transport"): resident, which
-// costs no per-launch transfer at steady state, keeps the KLE in device memory
-// and gives the upstream layout that every DeviceRTL reads; zerocopy only on a
-// device with no pinned path for resident's slabs but a device-visible pinned
-// slot, and only where the image's DeviceRTL provably reads the fork's layout
-// in every unit; copy where the device has neither or under record-replay.
-// Zerocopy stays selectable (LIBOMPTARGET_KLE_TRANSPORT=zerocopy).
-//
 //===----------------------------------------------------------------------===//
 
 #ifndef OFFLOAD_PLUGINS_NEXTGEN_COMMON_KLETRANSPORTPOLICY_H
@@ -48,8 +40,7 @@ namespace target {
 namespace plugin {
 
 /// How one launch's KLE reached the device. The values index the per-kind
-/// launch counters; Resident was added last so the older indices keep their
-/// meaning.
+/// launch counters and the stats report, in this order.
 enum class KLETransportKindTy : uint8_t { Copy = 0, Staged, ZeroCopy, Resident };
 inline constexpr size_t KLENumTransportKinds = 4;
 
@@ -69,11 +60,8 @@ enum class KLETransportModeTy : uint8_t {
 /// The transport a device uses when nothing forces a fallback. Auto is
 /// resident where the plugin has a pinned path for the pool's slabs and their
 /// one-time writes (\p StagedSupported), else zerocopy where the plugin
-/// supports it (\p ZeroCopySupported), else copy. Resident comes first since
-/// the H200 run of 2026-11-30 (docs/RESULTS.md): zerocopy's per-team reads
-/// over the host link made the reduction kernel itself 1.2x to 2.1x slower
-/// than with a device-resident KLE, and no host-side saving offset it. A
-/// forced mode is returned as asked even if unsupported: chooseKLETransport()
+/// supports it (\p ZeroCopySupported), else copy (docs/DESIGN.md, "Choosing a
+/// transport"). A forced mode is returned as asked even if unsupported: chooseKLETransport()
 /// then falls back per launch with TransportDisabled, so the stats show it.
 constexpr KLETransportKindTy defaultKLETransport(KLETransportModeTy Mode,
                                                  bool ZeroCopySupported,

@@ -58,7 +58,7 @@ static Error invalidConfig(const Twine &Msg) {
 
 static Error invalidRelease(const Twine &Msg) {
   return createStringError(std::make_error_code(std::errc::invalid_argument),
-                           "invalid KLE slot release: " + Msg);
+                           "invalid KLE slot recycle: " + Msg);
 }
 
 static uintptr_t alignUpPtr(uintptr_t Ptr, size_t Align) {
@@ -194,7 +194,7 @@ KLESlotPoolTy::SlotInfoTy &KLESlotPoolTy::slotInfo(uint32_t Index) const {
 
 bool KLESlotPoolTy::popFree(uint32_t &Index) {
   // Acquire: the popped slot's bookkeeping (and its chunk pointer) and the
-  // bytes its previous holder wrote before release() happen-before our use.
+  // bytes its previous holder wrote before recycle() happen-before our use.
   uint64_t Head = FreeHead.load(std::memory_order_acquire);
   while (Head & TopMask) {
     const uint32_t Top = static_cast<uint32_t>(Head & TopMask) - 1;
@@ -232,7 +232,7 @@ KLESlotPoolTy::forEachFreeSlot(llvm::function_ref<void(const KLESlotTy &)> Fn) {
   if (Deinitialized.load(std::memory_order_acquire))
     return 0;
   // Popping gives exclusive ownership, as for take(); the state word is left
-  // free, so a stale release() still fails its compare-and-swap.
+  // free, so a stale recycle() still fails its compare-and-swap.
   llvm::SmallVector<uint32_t, 64> Held;
   uint32_t Index;
   while (popFree(Index))
@@ -378,7 +378,7 @@ bool KLESlotPoolTy::growLocked(uint32_t &Reserved) {
   Stats.BytesPinned.fetch_add(PinnedBytes, std::memory_order_relaxed);
   Stats.BytesDevice.fetch_add(DeviceBytes, std::memory_order_relaxed);
 
-  // Release: release() may now look these indices up.
+  // Release: recycle() may now look these indices up.
   NumSlotsPublished.store(TotalSlots, std::memory_order_release);
   // The caller keeps the first slot; the others become free for everyone.
   Reserved = First;
@@ -467,17 +467,17 @@ KLETakeResultTy KLESlotPoolTy::takeSlow() {
   return handOut(Index);
 }
 
-Error KLESlotPoolTy::release(const KLESlotTy &Slot) {
-  return releaseImpl(Slot.Id, &Slot);
+Error KLESlotPoolTy::recycle(const KLESlotTy &Slot) {
+  return recycleSlot(Slot.Id, &Slot);
 }
 
-Error KLESlotPoolTy::release(uint64_t SlotId) {
-  return releaseImpl(SlotId, nullptr);
+Error KLESlotPoolTy::recycle(uint64_t SlotId) {
+  return recycleSlot(SlotId, nullptr);
 }
 
-Error KLESlotPoolTy::releaseImpl(uint64_t SlotId, const KLESlotTy *Slot) {
+Error KLESlotPoolTy::recycleSlot(uint64_t SlotId, const KLESlotTy *Slot) {
   auto Reject = [&](const Twine &Msg) {
-    Stats.ReleaseErrors.fetch_add(1, std::memory_order_relaxed);
+    Stats.RecycleErrors.fetch_add(1, std::memory_order_relaxed);
     return invalidRelease(Msg);
   };
 
@@ -506,7 +506,7 @@ Error KLESlotPoolTy::releaseImpl(uint64_t SlotId, const KLESlotTy *Slot) {
                   " is not in use under this id (double, stale or foreign "
                   "release)");
 
-  Stats.SlotsReleased.fetch_add(1, std::memory_order_relaxed);
+  Stats.SlotsRecycled.fetch_add(1, std::memory_order_relaxed);
   // Before the push, so SlotsInUse never exceeds the slots actually held.
   Stats.SlotsInUse.fetch_sub(1, std::memory_order_relaxed);
   pushFree(static_cast<uint32_t>(Index), static_cast<uint32_t>(Index));
@@ -551,7 +551,7 @@ KLESlotPoolStatsTy KLESlotPoolTy::getStats() const {
   };
   KLESlotPoolStatsTy S;
   S.SlotsTaken = Get(Stats.SlotsTaken);
-  S.SlotsReleased = Get(Stats.SlotsReleased);
+  S.SlotsRecycled = Get(Stats.SlotsRecycled);
   S.SlotsInUse = Get(Stats.SlotsInUse);
   S.PeakSlotsInUse = Get(Stats.PeakSlotsInUse);
   S.SlotCapacity = Get(Stats.SlotCapacity);
@@ -559,7 +559,7 @@ KLESlotPoolStatsTy KLESlotPoolTy::getStats() const {
   S.SlabsLive = Get(Stats.SlabsLive);
   for (size_t I = 0; I < KLENumFallbackReasons; ++I)
     S.Fallbacks[I] = Get(Stats.Fallbacks[I]);
-  S.ReleaseErrors = Get(Stats.ReleaseErrors);
+  S.RecycleErrors = Get(Stats.RecycleErrors);
   S.AllocationFailures = Get(Stats.AllocationFailures);
   S.OutstandingAtDeinit = Get(Stats.OutstandingAtDeinit);
   S.BytesPinned = Get(Stats.BytesPinned);

@@ -29,7 +29,7 @@ int main(void) {
 // CHECK-NOT: VIOLATION
 // CHECK: done
 // CHECK: kle-standin: injected failure: cuMemFreeHost call #1
-// CHECK: omptarget warning: KLE: device 0: freeing the transport's memory at deinit failed (the device's teardown continues): {{.+}}
+// CHECK: "PluginInterface" message: warning: KLE: device 0: freeing the transport's memory at deinit failed (the device's teardown continues): {{.+}}
 // Only the pinned half of the slab whose free failed is left; the context
 // is released (not "contexts-still-active").
 // CHECK: kle-standin: live device=0 pinned=1 managed=0 {{.*}} at=cuDevicePrimaryCtxRelease

@@ -53,7 +53,7 @@ int main(void) {
 // REUSE: KLE transport=zerocopy slot=[[SLOT]] counters={{.*}} ReductionBuffer=[[BIG]]
 // REUSE: KLE transport=zerocopy slot=[[SLOT]] counters={{.*}} ReductionBuffer=[[BIG]]
 // REUSE: KLE transport=zerocopy slot=[[SLOT]] counters={{.*}} ReductionBuffer=[[BIG]]
-// BADLIMIT: omptarget warning: LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT="lots" is not valid (valid values: a number of bytes from 0 to 1099511627776); using the default
+// BADLIMIT: "PluginInterface" message: warning: LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT="lots" is not valid (valid values: a number of bytes from 0 to 1099511627776); using the default
 // CHECK-NOT: VIOLATION
 // CHECK: done 1
 // PEAK32: omptarget KLE stats: {{.*}} slot_buffer_bytes_peak=32768{{$|;| }}
