@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Compare the KLE transports (zerocopy, staged, copy) and a no-KLE baseline.
+"""Compare the KLE transports (zerocopy, resident, staged, copy) and a no-KLE baseline.
 
 Runs bench/kle-bench once per transport per round, interleaving the order
 (ABC, CBA, ...) so that drift on a shared machine cancels, and reports for
