@@ -3,7 +3,7 @@
 
 Runs `kle-bench --launches N` under `valgrind --tool=callgrind
 --separate-threads=no` on the CUDA driver stand-in, for each transport
-(zerocopy, staged, copy, forced with LIBOMPTARGET_KLE_TRANSPORT) and each of
+(klebench.TRANSPORTS, forced with LIBOMPTARGET_KLE_TRANSPORT) and each of
 two launch counts N1 < N2 (default 50 and 150), and reports host instructions
 per synchronous 1-team teams-reduction launch:
 

@@ -18,7 +18,7 @@ matches REGEX (re.search on the full name, e.g. "SyncReduction/teams:1/real_time
 in that order of preference first.
 
 Each panel has one row per transport, always in the same order and colour
-(baseline grey on top, then zerocopy, staged, copy): a box (quartiles) with
+(baseline grey on top, then zerocopy, resident, staged, copy): a box (quartiles) with
 whiskers and one jittered point per sample, or for many samples a histogram
 violin with a narrow box. The black bar is the median, printed at the right
 with its ratio to the no-KLE baseline ("base") and to the copy transport
@@ -26,7 +26,7 @@ with its ratio to the no-KLE baseline ("base") and to the copy transport
 is in microseconds, logarithmic when the values in a panel span more than 10x.
 
 Rows that cannot be drawn are skipped with a "kle-plot: warning:" line on
-stderr: a transport other than baseline, zerocopy, staged and copy, or a
+stderr: a transport other than baseline and klebench.TRANSPORTS, or a
 median that is not a positive finite number (NaN, inf, 0); samples that are
 not positive finite numbers are left out. Errors are one "kle-plot: error:"
 line (exit status 2).
