@@ -66,12 +66,17 @@ def env_for(a, runtime, device, transport=None):
     path = []
     if runtime == "stock":
         path += a.stock_dirs
+    elif runtime == "before":
+        path.append(a.before)
     if device == "cuda":
         path.append(a.standin)
         env["KLE_STANDIN_DELAY_US"] = "0:0"
         env["KLE_STANDIN_SEED"] = "1"
     env["LD_LIBRARY_PATH"] = os.pathsep.join(path + [env.get("LD_LIBRARY_PATH", "")])
     env["OMP_NUM_THREADS"] = "1"
+    # Idle libomp threads (hidden helpers, taskwait) sleep at once instead of
+    # spinning for 200 ms, which would count as instructions per region.
+    env["KMP_BLOCKTIME"] = "0"
     for v in ("LIBOMPTARGET_KLE_TRANSPORT", "LIBOMPTARGET_INFO", "LIBOMPTARGET_PROFILE",
               "LIBOMPTARGET_DEBUG", "OMP_TARGET_OFFLOAD", "KLE_BENCH_DEVICE"):
         env.pop(v, None)
@@ -120,6 +125,17 @@ def callgrind(a, env, kind, n, tmp, tag):
 
 
 def per_region(a, env, kind, tmp, tag):
+    """Figures per region from the --repeat pairs of runs: those of the pair
+    with the median total (the lower middle one for an even count), and the
+    range of the totals."""
+    reps = sorted((per_region_once(a, env, kind, tmp, tag) for _ in range(a.repeat)),
+                  key=lambda r: r["total"])
+    med = dict(reps[(len(reps) - 1) // 2])
+    med["total_range"] = [reps[0]["total"], reps[-1]["total"]]
+    return med
+
+
+def per_region_once(a, env, kind, tmp, tag):
     n1, n2 = a.n1, a.n2
     p1 = callgrind(a, env, kind, n1, tmp, tag)
     p2 = callgrind(a, env, kind, n2, tmp, tag)
@@ -144,14 +160,17 @@ def instructions(a):
     with tempfile.TemporaryDirectory() as tmp:
         for dev in devices:
             for kind, transport in rows_for(dev):
-                for rt in ("fork", "stock"):
+                for rt in ("fork", "stock") + (("before",) if a.before else ()):
                     if rt == "stock" and (transport == "copy" or a.no_stock):
                         continue  # stock has one KLE path (upstream's)
+                    if rt == "before" and transport == "copy":
+                        continue
+                    fork_like = rt != "stock"
                     row = {"device": dev, "kind": kind, "runtime": rt,
-                           "transport": transport if rt == "fork" else "upstream"}
+                           "transport": transport if fork_like else "upstream"}
                     print("measuring %s %s %s %s" % (dev, kind, rt, row["transport"]),
                           file=sys.stderr, flush=True)
-                    row.update(per_region(a, env_for(a, rt, dev, transport if rt == "fork" else None),
+                    row.update(per_region(a, env_for(a, rt, dev, transport if fork_like else None),
                                           kind, tmp, "%s-%s-%s" % (dev, kind, rt)))
                     res["rows"].append(row)
     print_instructions(res)
@@ -170,7 +189,8 @@ def print_instructions(res):
             stock[(r["device"], r["kind"])] = r["total"]
     for r in res["rows"]:
         label = r["runtime"] + ("" if r["runtime"] == "stock" else " " + (r["transport"] or ""))
-        cells = [r["device"], r["kind"], label.strip(), "%.0f" % r["total"]]
+        cells = [r["device"], r["kind"], label.strip(), "%.0f" % r["total"] + (
+            " (%.0f-%.0f)" % tuple(r["total_range"]) if r["total_range"][0] != r["total_range"][1] else "")]
         cells += ["%.0f" % r["components"][k] for k in cp.COMPONENTS]
         print("| " + " | ".join(cells) + " |")
     print()
@@ -247,9 +267,12 @@ def main():
     ap.add_argument("--stock", default="", help="stock libomptarget and libomp directories, "
                     "DIR:DIR (default: build/stock's, from scripts/build-stock.sh)")
     ap.add_argument("--no-stock", action="store_true", help="instructions: the fork only")
+    ap.add_argument("--before", default="", help="instructions: also rows 'before' with the "
+                    "libomptarget and libomp in this directory (e.g. the fork without some patches)")
     ap.add_argument("--device", default="both", choices=("cuda", "host", "both"))
     ap.add_argument("--launches", default="50,150", help="N1,N2 regions per callgrind run")
     ap.add_argument("--forbid", default="dlsym,strtol")
+    ap.add_argument("--repeat", type=int, default=1, help="pairs of runs per row (median)")
     ap.add_argument("--pairs", type=int, default=20)
     ap.add_argument("--regions", type=int, default=2000)
     ap.add_argument("--samples", type=int, default=5)
