@@ -64,6 +64,13 @@ Metrics (rows of the table):
   KLE path excl. driver and allocations
                         the rest (informative).
 
+The whole process is also split by component (self instructions per launch
+of libomptarget, the plugin, libomp, LLVM, libc, the loader, the stand-in,
+the program; bench/callgrind_parts.py), with calls per launch of dlsym,
+strtol, the allocator, mutexes and the driver, so that the figures describe
+the runtime, not the stand-in. bench/launch-cost.py sets these figures side
+by side with stock LLVM 22.1.8's.
+
 Caveat: the driver calls are the stand-in's CPU emulation of cuMemcpyHtoDAsync,
 cuCtxSetCurrent and so on, not the real driver's cost, which may be larger or
 smaller. Only the figures excluding driver calls are plugin-side facts; those
@@ -87,6 +94,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from klebench import (list_devices, complaint, check_out_file,  # noqa: E402
                       save_or_die, TRANSPORTS)
+import callgrind_parts  # noqa: E402
 import tempfile
 import time
 
@@ -249,7 +257,10 @@ def measure(path):
                 d = driver_calls.setdefault(eb, [0, 0])
                 d[0] += calls
                 d[1] += ir
+    parts = callgrind_parts.parse(path)
     return {"total": total, "kle": kle, "kle_driver": driver,
+            "components": callgrind_parts.components(parts),
+            "calls": callgrind_parts.counted_calls(parts),
             "kle_entries": entries, "kle_driver_calls": driver_calls,
             "kle_data_alloc": alloc, "kle_data_delete": free,
             "kle_driver_max_depth": depth}
@@ -330,6 +341,9 @@ def launch_metrics(r1, r2, n1, n2):
         "kle_path_excl_driver_and_allocations": kle - drv - rb,
         "kle_entries": per_launch_map(r1, r2, dn, "kle_entries"),
         "kle_driver_entry_points": per_launch_map(r1, r2, dn, "kle_driver_calls"),
+        "components": {k: (r2["components"][k] - r1["components"][k]) / dn
+                       for k in callgrind_parts.COMPONENTS},
+        "calls": {k: (r2["calls"][k] - r1["calls"][k]) / dn for k in r1["calls"]},
         "runs": {str(n1): r1, str(n2): r2},
     }
 
@@ -414,7 +428,8 @@ def main():
             # figure in a column comes from one pair of runs and adds up).
             reps.sort(key=lambda r: r["kle_path_excl_driver"])
             med = reps[(len(reps) - 1) // 2]
-            res = {k: med[k] for k in METRICS + ["kle_entries", "kle_driver_entry_points"]}
+            res = {k: med[k] for k in METRICS + ["kle_entries", "kle_driver_entry_points",
+                                                  "components", "calls"]}
             # The whole process is independent of that choice: its own median.
             res["whole_process"] = sorted(r["whole_process"] for r in reps)[(len(reps) - 1) // 2]
             res["range"] = {k: [min(r[k] for r in reps), max(r[k] for r in reps)]
@@ -441,6 +456,17 @@ def main():
           "not the real driver's cost.\nDevice allocations: dataAlloc/dataDelete on the KLE "
           "path (copy: device KLE and reduction buffer per launch; staged: device KLE; "
           "zerocopy and resident: none, the slot keeps its reduction buffer).")
+    # The whole process by component (self instructions; bench/callgrind_parts.py),
+    # from the same pair of runs as the KLE path rows, and the calls counted.
+    print("\nWhole process by component (self Ir/launch, the KLE path rows' pair of runs)")
+    for k in callgrind_parts.COMPONENTS:
+        print("%-38s" % ("  " + k) + "".join("%12.1f" % results[t]["components"][k]
+                                             for t in transports))
+    print("Calls per launch")
+    for k, _ in callgrind_parts.COUNTED_CALLS:
+        print("%-38s" % ("  " + k) + "".join("%12.2f" % results[t]["calls"][k]
+                                             for t in transports))
+    print("Stock LLVM 22.1.8 side by side: bench/launch-cost.py instructions.")
 
     meta = {
         "machine": platform.node(),

@@ -1,0 +1,313 @@
+#!/usr/bin/env python3
+"""Host work per target region, the fork against stock LLVM 22.1.8.
+
+Runs bench/launch-cost (one binary, built against the fork; stock's
+libraries from scripts/build-stock.sh are put first on LD_LIBRARY_PATH for
+the stock runs, which the binary's RUNPATH does not override).
+
+  launch-cost.py instructions [--device cuda|host|both] [--stock DIR:DIR]
+      whole-process instructions per region under callgrind
+      (--separate-threads=no): Ir/region = (Ir(N2) - Ir(N1)) / (N2 - N1), so
+      start-up and tear-down cancel; per component (bench/callgrind_parts.py)
+      and counted calls per region (dlsym, strtol, malloc, locks, driver
+      calls). Rows on the CUDA driver stand-in: the synchronous 1-team
+      reduction under resident and copy (stock: upstream's KLE path, one
+      row), the same region without a reduction (no KLE), and a pipelined
+      nowait batch (8 teams, reduction, 64 in flight). On the host device
+      (x86_64 plugin, OMP_NUM_THREADS=1): the reduction region.
+  launch-cost.py calls --device host|cuda --forbid dlsym,strtol
+      the counted calls per region of the fork's reduction region, and exit
+      status 1 if a forbidden one is not 0 per region (the regression check
+      of test/host/launch_path_calls.test).
+  launch-cost.py latency --stock DIR:DIR [--pairs P]
+      host-device reduction-region latency: P interleaved pairs of processes
+      (fork, stock; the order alternates pair by pair), each printing the
+      median of its samples of ns per region; the fork/stock ratio per pair,
+      their median and a 95% bootstrap CI of it (numpy).
+
+Counts repeat from run to run; times do not: only the latency mode times,
+and only as a paired ratio. JSON of every figure goes to --out.
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import callgrind_parts as cp  # noqa: E402
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PROG = "launch-cost"
+
+
+def die(msg):
+    sys.exit("%s: error: %s" % (PROG, msg))
+
+
+def stock_dirs(a):
+    if a.stock:
+        dirs = a.stock.split(":")
+    else:
+        b = os.path.join(REPO, "build", "stock")
+        dirs = [os.path.join(b, "offload"), os.path.join(b, "libomp", "runtime", "src")]
+    for d, lib in zip(dirs, ("libomptarget.so", "libomp.so")):
+        if not os.path.exists(os.path.join(d, lib)):
+            die("no stock %s in %s: run scripts/build-stock.sh (or pass --stock "
+                "OFFLOAD_LIB_DIR:LIBOMP_DIR)" % (lib, d))
+    return dirs
+
+
+def env_for(a, runtime, device, transport=None):
+    env = dict(os.environ)
+    path = []
+    if runtime == "stock":
+        path += a.stock_dirs
+    elif runtime == "before":
+        path.append(a.before)
+    if device == "cuda":
+        path.append(a.standin)
+        env["KLE_STANDIN_DELAY_US"] = "0:0"
+        env["KLE_STANDIN_SEED"] = "1"
+    env["LD_LIBRARY_PATH"] = os.pathsep.join(path + [env.get("LD_LIBRARY_PATH", "")])
+    env["OMP_NUM_THREADS"] = "1"
+    # Idle libomp threads (hidden helpers, taskwait) sleep at once instead of
+    # spinning for 200 ms, which would count as instructions per region.
+    env["KMP_BLOCKTIME"] = "0"
+    for v in ("LIBOMPTARGET_KLE_TRANSPORT", "LIBOMPTARGET_INFO", "LIBOMPTARGET_PROFILE",
+              "LIBOMPTARGET_DEBUG", "OMP_TARGET_OFFLOAD", "KLE_BENCH_DEVICE"):
+        env.pop(v, None)
+    if transport:
+        env["LIBOMPTARGET_KLE_TRANSPORT"] = transport
+    env["KLE_BENCH_DEVICE"] = str(device_number(a, env, device))
+    return env
+
+
+def device_number(a, env, device):
+    """The device to measure: the first CUDA device (the stand-in's) for
+    cuda; for host, the first device, with no GPU driver on the path (the
+    host plugin's). From `launch-cost devices` under this environment."""
+    e = dict(env)
+    e.pop("KLE_BENCH_DEVICE", None)
+    r = subprocess.run([a.bench, "devices"], env=e, capture_output=True, text=True,
+                       timeout=120)
+    devs = [l.split(" ", 1) for l in r.stdout.splitlines() if l[:1].isdigit()]
+    if r.returncode or not devs:
+        die("%s devices found no device (status %d): %s" % (a.bench, r.returncode,
+                                                            r.stderr[-300:].strip()))
+    if device == "cuda":
+        cuda = [int(n) for n, uid in devs if uid.startswith("CUDA")]
+        if not cuda:
+            die("no CUDA device through the stand-in in %s (devices: %s)" % (a.standin, devs))
+        return cuda[0]
+    return int(devs[0][0])
+
+
+def callgrind(a, env, kind, n, tmp, tag):
+    out = os.path.join(tmp, "cg.%s.%d.out" % (tag, n))
+    cmd = [a.valgrind, "--tool=callgrind", "-q", "--separate-threads=no",
+           "--dump-instr=no", "--dump-line=no", "--callgrind-out-file=" + out,
+           a.bench, kind, str(n)]
+    try:
+        r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=a.timeout)
+    except subprocess.TimeoutExpired:
+        die("%s timed out after %d s" % (" ".join(cmd[-3:]), a.timeout))
+    if r.returncode or "regions done" not in r.stdout:
+        die("%s (%s) failed with status %d: %s" % (" ".join(cmd[-3:]), tag, r.returncode,
+                                                   (r.stderr or r.stdout)[-400:].strip()))
+    p = cp.parse(out)
+    if not a.keep:
+        os.unlink(out)
+    return p
+
+
+def per_region(a, env, kind, tmp, tag):
+    """Figures per region from the --repeat pairs of runs: those of the pair
+    with the median total (the lower middle one for an even count), and the
+    range of the totals."""
+    reps = sorted((per_region_once(a, env, kind, tmp, tag) for _ in range(a.repeat)),
+                  key=lambda r: r["total"])
+    med = dict(reps[(len(reps) - 1) // 2])
+    med["total_range"] = [reps[0]["total"], reps[-1]["total"]]
+    return med
+
+
+def per_region_once(a, env, kind, tmp, tag):
+    n1, n2 = a.n1, a.n2
+    p1 = callgrind(a, env, kind, n1, tmp, tag)
+    p2 = callgrind(a, env, kind, n2, tmp, tag)
+    d = n2 - n1
+    c1, c2 = cp.components(p1), cp.components(p2)
+    k1, k2 = cp.counted_calls(p1), cp.counted_calls(p2)
+    return {"total": (p2.total - p1.total) / d,
+            "components": {k: (c2[k] - c1[k]) / d for k in cp.COMPONENTS},
+            "calls": {k: (k2[k] - k1[k]) / d for k in k1}}
+
+
+def rows_for(device):
+    if device == "cuda":
+        return [("reduction", "resident"), ("reduction", "copy"),
+                ("baseline", "resident"), ("nowait", "resident")]
+    return [("reduction", None)]
+
+
+def instructions(a):
+    res = {"launches": [a.n1, a.n2], "unit": "Ir per region", "rows": []}
+    devices = ["cuda", "host"] if a.device == "both" else [a.device]
+    with tempfile.TemporaryDirectory() as tmp:
+        for dev in devices:
+            for kind, transport in rows_for(dev):
+                for rt in ("fork", "stock") + (("before",) if a.before else ()):
+                    if rt == "stock" and (transport == "copy" or a.no_stock):
+                        continue  # stock has one KLE path (upstream's)
+                    if rt == "before" and transport == "copy":
+                        continue
+                    fork_like = rt != "stock"
+                    row = {"device": dev, "kind": kind, "runtime": rt,
+                           "transport": transport if fork_like else "upstream"}
+                    print("measuring %s %s %s %s" % (dev, kind, rt, row["transport"]),
+                          file=sys.stderr, flush=True)
+                    row.update(per_region(a, env_for(a, rt, dev, transport if fork_like else None),
+                                          kind, tmp, "%s-%s-%s" % (dev, kind, rt)))
+                    res["rows"].append(row)
+    print_instructions(res)
+    return res
+
+
+def print_instructions(res):
+    print("WHOLE PROCESS, instructions per target region (callgrind, N=%d vs %d)"
+          % tuple(res["launches"]))
+    hdr = ["device", "region", "runtime", "total"] + list(cp.COMPONENTS)
+    print("| " + " | ".join(hdr) + " |")
+    print("|" + "---|" * len(hdr))
+    stock = {}
+    for r in res["rows"]:
+        if r["runtime"] == "stock":
+            stock[(r["device"], r["kind"])] = r["total"]
+    for r in res["rows"]:
+        label = r["runtime"] + ("" if r["runtime"] == "stock" else " " + (r["transport"] or ""))
+        cells = [r["device"], r["kind"], label.strip(), "%.0f" % r["total"] + (
+            " (%.0f-%.0f)" % tuple(r["total_range"]) if r["total_range"][0] != r["total_range"][1] else "")]
+        cells += ["%.0f" % r["components"][k] for k in cp.COMPONENTS]
+        print("| " + " | ".join(cells) + " |")
+    print()
+    print("Calls per region")
+    names = [k for k, _ in cp.COUNTED_CALLS]
+    print("| device | region | runtime | " + " | ".join(names) + " |")
+    print("|" + "---|" * (3 + len(names)))
+    for r in res["rows"]:
+        label = r["runtime"] + ("" if r["runtime"] == "stock" else " " + (r["transport"] or ""))
+        print("| %s | %s | %s | " % (r["device"], r["kind"], label.strip()) +
+              " | ".join("%.2f" % r["calls"][k] for k in names) + " |")
+    print()
+    for r in res["rows"]:
+        s = stock.get((r["device"], r["kind"]))
+        if r["runtime"] == "fork" and s:
+            print("ratio fork/stock %s %s %s: %.3f" % (r["device"], r["kind"], r["transport"] or "",
+                                                     r["total"] / s))
+
+
+def calls(a):
+    env = env_for(a, "fork", a.device, None)
+    with tempfile.TemporaryDirectory() as tmp:
+        r = per_region(a, env, "reduction", tmp, "calls")
+    for k, v in r["calls"].items():
+        print("calls per region %s %.2f" % (k, v))
+    bad = [k for k in a.forbid.split(",") if k and r["calls"].get(k, 0) != 0]
+    unknown = [k for k in a.forbid.split(",") if k and k not in r["calls"]]
+    if unknown:
+        die("--forbid names calls that are not counted: %s" % ",".join(unknown))
+    for k in bad:
+        print("FORBIDDEN per-region call: %s %.2f per region" % (k, r["calls"][k]))
+    return r, 1 if bad else 0
+
+
+def latency(a):
+    import numpy as np
+    pairs = []
+    for i in range(a.pairs):
+        order = ("fork", "stock") if i % 2 == 0 else ("stock", "fork")
+        got = {}
+        for rt in order:
+            cmd = [a.bench, "reduction", str(a.regions), str(a.samples)]
+            r = subprocess.run(cmd, env=env_for(a, rt, "host"), capture_output=True,
+                               text=True, timeout=a.timeout)
+            if r.returncode:
+                die("%s (%s) failed with status %d: %s" % (" ".join(cmd), rt, r.returncode,
+                                                           r.stderr[-400:].strip()))
+            v = [float(l.split()[1]) for l in r.stdout.splitlines() if l.startswith("ns_per_region ")]
+            got[rt] = statistics.median(v)
+        pairs.append(got)
+        print("pair %d: fork %.0f ns, stock %.0f ns, ratio %.3f" %
+              (i + 1, got["fork"], got["stock"], got["fork"] / got["stock"]), file=sys.stderr)
+    ratios = np.array([p["fork"] / p["stock"] for p in pairs])
+    rng = np.random.default_rng(1)
+    boots = np.median(rng.choice(ratios, size=(10000, len(ratios)), replace=True), axis=1)
+    lo, hi = np.percentile(boots, [2.5, 97.5])
+    res = {"pairs": pairs, "regions_per_sample": a.regions, "samples": a.samples,
+           "median_ratio": float(np.median(ratios)), "ci95": [float(lo), float(hi)],
+           "fork_median_ns": statistics.median(p["fork"] for p in pairs),
+           "stock_median_ns": statistics.median(p["stock"] for p in pairs)}
+    print("HOST DEVICE reduction-region latency, %d interleaved pairs of processes "
+          "(each: median of %d samples of %d regions)" % (a.pairs, a.samples, a.regions))
+    print("fork %.0f ns, stock %.0f ns per region (medians over pairs)"
+          % (res["fork_median_ns"], res["stock_median_ns"]))
+    print("median ratio fork/stock %.3f, 95%% CI [%.3f, %.3f]" % (res["median_ratio"], lo, hi))
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("mode", choices=("instructions", "calls", "latency"))
+    ap.add_argument("--bench", default=os.path.join(REPO, "build", "bench", "launch-cost"))
+    ap.add_argument("--standin", default=os.path.join(REPO, "build", "test", "cuda-standin", "lib"))
+    ap.add_argument("--stock", default="", help="stock libomptarget and libomp directories, "
+                    "DIR:DIR (default: build/stock's, from scripts/build-stock.sh)")
+    ap.add_argument("--no-stock", action="store_true", help="instructions: the fork only")
+    ap.add_argument("--before", default="", help="instructions: also rows 'before' with the "
+                    "libomptarget and libomp in this directory (e.g. the fork without some patches)")
+    ap.add_argument("--device", default="both", choices=("cuda", "host", "both"))
+    ap.add_argument("--launches", default="50,150", help="N1,N2 regions per callgrind run")
+    ap.add_argument("--forbid", default="dlsym,strtol")
+    ap.add_argument("--repeat", type=int, default=1, help="pairs of runs per row (median)")
+    ap.add_argument("--pairs", type=int, default=20)
+    ap.add_argument("--regions", type=int, default=2000)
+    ap.add_argument("--samples", type=int, default=5)
+    ap.add_argument("--valgrind", default="valgrind")
+    ap.add_argument("--timeout", type=int, default=600)
+    ap.add_argument("--keep", action="store_true", help="keep callgrind files (in a temp dir)")
+    ap.add_argument("--out", default="")
+    a = ap.parse_args()
+    try:
+        a.n1, a.n2 = (int(x) for x in a.launches.split(","))
+    except ValueError:
+        die("--launches wants N1,N2, not %r" % a.launches)
+    if not 0 <= a.n1 < a.n2:
+        die("--launches wants 0 <= N1 < N2, not %r" % a.launches)
+    if not os.access(a.bench, os.X_OK):
+        die("%s is not an executable; build bench/ (README)" % a.bench)
+    if a.mode != "latency" and not shutil.which(a.valgrind):
+        die("valgrind not found (Debian package 'valgrind')")
+    if a.mode != "calls" and a.device != "host" and not os.path.exists(
+            os.path.join(a.standin, "libcuda.so.1")):
+        die("no CUDA driver stand-in at %s (build the fork's tests)" % a.standin)
+    a.stock_dirs = [] if a.mode == "calls" or a.no_stock else stock_dirs(a)
+    rc = 0
+    if a.mode == "instructions":
+        res = instructions(a)
+    elif a.mode == "calls":
+        res, rc = calls(a)
+    else:
+        res = latency(a)
+    if a.out:
+        os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
+        with open(a.out, "w") as f:
+            json.dump(res, f, indent=1)
+    sys.exit(rc)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,65 @@
+// omp_get_num_devices() as users call it, and device numbering, in a program
+// that loads libomptarget late: the program links libomp only and dlopens
+// libomptarget (RTLD_GLOBAL), then a library with a target region. libomp's
+// omp_get_num_devices entry finds libomptarget's only once it is loaded, so
+// the count is 0 before and the host plugin's devices after; the initial
+// device is that count (patch 0011 reads it from the plugin manager on the
+// launch path). A region on device 0 runs on the host plugin's device, one on
+// omp_get_initial_device() on the host itself, under the default and the
+// MANDATORY policy; under OMP_TARGET_OFFLOAD=DISABLED every region runs on
+// the host. Stock LLVM 22.1.8 prints the same lines in these three runs.
+// With "-" the library brings libomptarget itself (RTLD_LOCAL): libomp's
+// entry cannot find it, so users still see 0 devices, and stock's
+// checkDevice saw 0 too and stopped at the first region ("failure of target
+// construct while offloading is mandatory", under every policy); with patch
+// 0011 the launch path counts libomptarget's own devices and the region
+// runs on device 0. (What libomp's entry returns after that first region
+// depends on the dynamic loader: here it finds libomptarget's then.)
+// RUN: %clang-host -O2 -fPIC -shared %S/Inputs/region_lib.c -o %t.lib.so
+// RUN: %clang-nooffload -O2 %s -o %t -ldl
+// RUN: %run %t %kle-prefix/lib/libomptarget.so %t.lib.so | %fcheck %s
+// RUN: env OMP_TARGET_OFFLOAD=MANDATORY %run %t %kle-prefix/lib/libomptarget.so %t.lib.so | %fcheck %s
+// RUN: env OMP_TARGET_OFFLOAD=DISABLED %run %t %kle-prefix/lib/libomptarget.so %t.lib.so | %fcheck %s --check-prefix=OFF
+// RUN: %run %t - %t.lib.so | %fcheck %s --check-prefix=LOCAL
+// CHECK: before 0
+// CHECK-NEXT: after [[N:[1-9][0-9]*]] initial [[N]]
+// CHECK-NEXT: device 0 initial 0
+// CHECK-NEXT: initial device [[N]] initial 1
+// CHECK-NEXT: default device initial 0
+// OFF: before 0
+// OFF-NEXT: after 0 initial 0
+// OFF-NEXT: device 0 initial 1
+// OFF-NEXT: initial device 0 initial 1
+// OFF-NEXT: default device initial 1
+// LOCAL: before 0
+// LOCAL-NEXT: after 0 initial 0
+// LOCAL-NEXT: device 0 initial 0
+// LOCAL-NEXT: initial device {{[0-9]+}} initial {{[01]}}
+// LOCAL-NEXT: default device initial 0
+
+#include <dlfcn.h>
+#include <omp.h>
+#include <stdio.h>
+
+int main(int argc, char **argv) {
+  if (argc != 3)
+    return 2;
+  printf("before %d\n", omp_get_num_devices());
+  // "-": no global libomptarget; the library brings its own, RTLD_LOCAL.
+  if (argv[1][0] != '-' && !dlopen(argv[1], RTLD_NOW | RTLD_GLOBAL)) {
+    printf("dlopen failed: %s\n", dlerror());
+    return 1;
+  }
+  void *Lib = dlopen(argv[2], RTLD_NOW);
+  int (*Region)(int) = Lib ? (int (*)(int))dlsym(Lib, "lib_region_on_initial") : 0;
+  if (!Region) {
+    printf("dlopen failed: %s\n", dlerror());
+    return 1;
+  }
+  printf("after %d initial %d\n", omp_get_num_devices(), omp_get_initial_device());
+  printf("device 0 initial %d\n", Region(0));
+  int Initial = omp_get_initial_device();
+  printf("initial device %d initial %d\n", Initial, Region(Initial));
+  printf("default device initial %d\n", Region(omp_get_default_device()));
+  return 0;
+}
