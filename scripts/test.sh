@@ -9,7 +9,11 @@
 #      builds of libomptarget; .ci/run adds it when CI time allows;
 #   6. (opt-in, "bundle") build and check the relocatable GPU bundle
 #      (bench/gpu-bundle.sh) and run its one-shot script on the CUDA stand-in;
-#      .ci/run adds it too when time allows.
+#      .ci/run adds it too when time allows,
+#   7. (opt-in, "faults") the full fault sweep over both driver stand-ins
+#      (test/standin/fault-sweep): every driver entry point failing at each
+#      distinct lifecycle position, under every transport, and bad knob
+#      values; prints its table and totals (the lit suite runs a fixed sample).
 # Prints a closing "tests: N passed, N failed" line and exits
 # non-zero on any failure. KLE_TEST_SUITES (default "unit lit upstream libomp")
 # selects suites.
@@ -20,10 +24,10 @@ source "$(dirname "$0")/common.sh"
   || kle_die "the fork is not installed in $KLE_PREFIX; run scripts/setup.sh first."
 # Unset: the default suites; set but empty (KLE_TEST_SUITES=""): an error below.
 suites=${KLE_TEST_SUITES-unit lit upstream libomp}
-[ -n "${suites// /}" ] || kle_die "KLE_TEST_SUITES is empty; name one or more of: unit lit upstream libomp sanitizers bundle."
+[ -n "${suites// /}" ] || kle_die "KLE_TEST_SUITES is empty; name one or more of: unit lit upstream libomp sanitizers bundle faults."
 for s in $suites; do
-  case $s in unit|lit|upstream|libomp|sanitizers|bundle) ;;
-  *) kle_die "unknown suite '$s' in KLE_TEST_SUITES (valid: unit lit upstream libomp sanitizers bundle)" ;;
+  case $s in unit|lit|upstream|libomp|sanitizers|bundle|faults) ;;
+  *) kle_die "unknown suite '$s' in KLE_TEST_SUITES (valid: unit lit upstream libomp sanitizers bundle faults)" ;;
   esac
 done
 lit=/usr/lib/llvm-22/bin/lit
@@ -100,6 +104,14 @@ for s in $suites; do
     else
       count bundle 0 1
     fi ;;
+  faults)
+    echo "== fault sweep over the CUDA and HSA driver stand-ins (test/standin/fault-sweep)"
+    out="$KLE_BUILD_DIR/fault-sweep.log"
+    python3 "$KLE_ROOT/test/standin/fault-sweep/fault-sweep.py" --prefix "$KLE_PREFIX" \
+      --build "$KLE_BUILD_DIR" --work "$KLE_BUILD_DIR/fault-sweep" > "$out" 2> "$out.bad"; rc=$?
+    cat "$out"
+    [ $rc -eq 0 ] || head -c 20000 "$out.bad"
+    [ $rc -eq 0 ] && count faults 1 0 || count faults 0 1 ;;
   esac
 done
 

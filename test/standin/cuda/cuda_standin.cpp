@@ -730,6 +730,15 @@ void destroyCtx(Ctx *C, const char *Why) {
   char At[96];
   snprintf(At, sizeof(At), "%s(dev%d)", Why, C->Dev);
   liveReport(At, C);
+  // A stream the program (or the plugin) created and never destroyed: the
+  // driver frees it with its context, but nothing released it.
+  size_t Undestroyed = 0;
+  for (Stream *S : Ss) {
+    std::lock_guard<std::mutex> L(S->M);
+    Undestroyed += !S->IsDefault && !S->Destroyed;
+  }
+  if (Undestroyed)
+    say("streams never destroyed: %zu at=%s", Undestroyed, At);
   {
     std::lock_guard<std::mutex> L(g().Mtx);
     C->Alive = false;

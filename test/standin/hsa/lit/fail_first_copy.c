@@ -1,0 +1,42 @@
+// A failing hsa_amd_memory_async_copy must end the program with a fatal error
+// naming the call, as on CUDA, under every transport: never hang. The first
+// copy is the 48-byte host-to-device write of the device environment while the
+// image loads (DeviceTy::loadBinary); before patch 0020 its stream slot's
+// signal stayed at 1 and the AsyncInfoTy destructor waited for it forever
+// (the 60 s timeout ends the run with status 124). The second copy, the
+// first map of the target region, is covered too.
+// LIBOMPTARGET_AMDGPU_USE_MULTIPLE_SDMA_ENGINES=true fails every copy in this
+// build ("requires ROCm 5.7"): the same fatal error instead of a hang.
+// REQUIRES: hsa-standin
+// RUN: %clang-gfx90a %s -o %t
+// RUN: sh -c 'for t in %kle-transports; do \
+// RUN:   for f in 1 2; do \
+// RUN:     %hsa-env LIBOMPTARGET_KLE_TRANSPORT=$t KLE_HSA_STANDIN_FAIL=hsa_amd_memory_async_copy:$f:HSA_STATUS_ERROR_OUT_OF_RESOURCES \
+// RUN:       timeout 60 %t > %t.$t.$f 2>&1; echo "status=$?" >> %t.$t.$f; \
+// RUN:     %fcheck --check-prefixes=CHECK,CALL$f %s < %t.$t.$f || { cat %t.$t.$f; exit 1; }; \
+// RUN:   done; \
+// RUN:   %hsa-env LIBOMPTARGET_KLE_TRANSPORT=$t LIBOMPTARGET_AMDGPU_USE_MULTIPLE_SDMA_ENGINES=true \
+// RUN:     timeout 60 %t > %t.$t.sdma 2>&1; echo "status=$?" >> %t.$t.sdma; \
+// RUN:   %fcheck --check-prefix=SDMA %s < %t.$t.sdma || { cat %t.$t.sdma; exit 1; }; \
+// RUN: done'
+#include <stdio.h>
+#define N 1024
+int main(void) {
+  static int a[N];
+  for (int i = 0; i < N; ++i) a[i] = i;
+  long s = 0;
+#pragma omp target teams distribute parallel for map(to : a[0:N]) reduction(+ : s)
+  for (int i = 0; i < N; ++i) s += a[i];
+  printf("unreachable s=%ld\n", s);
+  return 0;
+}
+// CALL1: kle-hsa-standin: injected failure: hsa_amd_memory_async_copy call #1 -> 4105
+// CALL2: kle-hsa-standin: injected failure: hsa_amd_memory_async_copy call #2 -> 4105
+// CHECK: error in hsa_amd_memory_async_copy: out of resources
+// CHECK-NOT: unreachable
+// CHECK-NOT: VIOLATION
+// CHECK: status=134
+// SDMA: async copy on selected SDMA requires ROCm 5.7
+// SDMA-NOT: unreachable
+// SDMA-NOT: VIOLATION
+// SDMA: status=134
