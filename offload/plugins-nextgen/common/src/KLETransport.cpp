@@ -10,6 +10,7 @@
 #include "KLETransport.h"
 
 #include "GlobalHandler.h"
+#include "KLEBenchSwitch.h"
 #include "PluginInterface.h"
 #include "Shared/Debug.h"
 #include "Shared/KLEAbi.h"
@@ -77,6 +78,7 @@ static void warnOnce(std::once_flag &Flag, const char *Msg, const char *Var,
 KLETransportTy::KLETransportTy(GenericDeviceTy &Device) : Device(Device) {}
 
 KLETransportTy::~KLETransportTy() {
+  unregisterKLEBenchTransport(*this);
   if (Pool)
     consumeError(Pool->deinit());
 }
@@ -148,6 +150,7 @@ Error KLETransportTy::init() {
        toString(DefaultKind).data(),
        ModeOrNone && Value && *Value ? Value : "auto",
        ZeroCopySupported ? "" : "not ", StagedSupported ? "" : "not ");
+  registerKLEBenchTransport(*this, ZeroCopySupported, StagedSupported);
   return Error::success();
 }
 
@@ -165,6 +168,7 @@ KLETransportStatsTy KLETransportTy::getStats() const {
 }
 
 void KLETransportTy::deinit() {
+  unregisterKLEBenchTransport(*this);
   if (!Pool)
     return;
   Deinitialized.store(true, std::memory_order_release);
@@ -554,7 +558,7 @@ KLETransportTy::prepareImpl(const GenericKernelTy &Kernel,
   // Under auto this happens only on a device without resident's pinned path
   // (auto prefers resident, which every DeviceRTL reads).
   KLETransportChoiceTy Choice = chooseKLETransport(
-      DefaultKind, RecordReplay, ZeroCopySupported, StagedSupported,
+      benchKLETransport(DefaultKind), RecordReplay, ZeroCopySupported, StagedSupported,
       [&] { return imageSpeaksForkABI(Kernel.getImage()); });
   if (Choice.Fallback)
     Pool->noteFallback(*Choice.Fallback);
