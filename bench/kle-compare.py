@@ -611,7 +611,9 @@ def interleaved(a, env, num, uid, driver, host_only, timer_dir):
     kernel timer, a second one for the kernel-only times and device spans),
     then the distributions, the paired differences and the KLE cost table on
     stdout, and kle-interleaved.json ("paired", "distributions", "kle_cost",
-    "samples_ns") and kle-interleaved.csv (the paired rows) in --out, written after each pass."""
+    "samples_ns") and kle-interleaved.csv (the paired rows) in --out, written
+    after each pass. A "paired" entry's "measure" is end_to_end (host clock,
+    pass 1), device_span or kernel_only (kernel timer, pass 2)."""
     np, _ = klebench.require_scipy("kle-compare")
     transports = [t for t in a.transports.split(",")]
     bad = [t for t in transports if t not in TRANSPORTS]
@@ -675,7 +677,7 @@ def interleaved(a, env, num, uid, driver, host_only, timer_dir):
         with open(os.path.join(a.out, "kle-interleaved.json"), "w") as f:
             json.dump(data, f, indent=1)
         with open(os.path.join(a.out, "kle-interleaved.csv"), "w", newline="") as f:
-            fields = ["benchmark", "transport", "reference", "median_diff_us",
+            fields = ["benchmark", "measure", "transport", "reference", "median_diff_us",
                       "ci_low_us", "ci_high_us", "verdict"]
             w = csv.DictWriter(f, fieldnames=list(meta) + fields)
             w.writeheader()
@@ -691,7 +693,7 @@ def interleaved(a, env, num, uid, driver, host_only, timer_dir):
         for u, d in rep["dist"].items():
             data["distributions"].append(dict(d, benchmark=name, transport=u))
         for p in rep["paired"]:
-            data["paired"].append(dict(p, benchmark=name))
+            data["paired"].append(dict(p, benchmark=name, measure="end_to_end"))
     save_or_die(write, "the results into --out %s" % a.out, "kle-compare", data)
     timed = {}
     if timer_dir:
@@ -744,7 +746,7 @@ def interleaved(a, env, num, uid, driver, host_only, timer_dir):
                 dm, dlo, dhi = klebench.paired_median_ci(col[:, i] - col[:, base])
                 row[label + "_minus_baseline_us"] = [dm, dlo, dhi]
                 cells.append(ci(dm, dlo, dhi))
-                data["paired"].append({"benchmark": name.replace("LaunchLatency", label),
+                data["paired"].append({"benchmark": name, "measure": label,
                                        "transport": u, "reference": "baseline",
                                        "median_diff_us": dm, "ci_low_us": dlo,
                                        "ci_high_us": dhi,

@@ -383,12 +383,17 @@ def plot_paired(data, path, out):
             % path)
     mpl = import_matplotlib()
     plt = mpl[1]
-    names = sorted({p["benchmark"] for p in paired}, key=natural_key)
+    # One panel per benchmark and measure (end_to_end; device_span and
+    # kernel_only with the kernel timer).
+    for p in paired:
+        p.setdefault("measure", "end_to_end")
+    names = sorted({(p["benchmark"], p["measure"]) for p in paired},
+                   key=lambda k: (natural_key(k[0]), k[1]))
     meta = data.get("meta") if isinstance(data.get("meta"), dict) else {}
     fig, axes = plt.subplots(len(names), 1, figsize=(11.5, 1.0 + 2.4 * len(names)),
                              squeeze=False)
     for ax, name in zip(axes[:, 0], names):
-        rows = [p for p in paired if p["benchmark"] == name]
+        rows = [p for p in paired if (p["benchmark"], p["measure"]) == name]
         rows.sort(key=lambda p: (p["reference"], ROWS.index(p["transport"])
                                  if p["transport"] in ROWS else 99))
         for y, p in enumerate(rows):
@@ -402,7 +407,8 @@ def plot_paired(data, path, out):
         ax.set_yticks(range(len(rows)))
         ax.set_yticklabels(["%s - %s" % (p["transport"], p["reference"]) for p in rows])
         ax.invert_yaxis()
-        ax.set_title(name, loc="left", fontsize=11)
+        ax.set_title("%s (%s)" % (name[0], name[1].replace("_", " ")), loc="left",
+                     fontsize=11)
         ax.set_xlabel("median paired difference per cycle (us), 95% block-bootstrap CI")
     title = "KLE transports interleaved in one process (git %s)\ndevice %s, %s" % (
         meta.get("git") or "?", meta.get("device", "?"), meta.get("driver", "?"))
@@ -415,7 +421,7 @@ def plot_paired(data, path, out):
     except (OSError, ValueError, ImportError) as e:
         die("cannot write %s: %s" % (out, getattr(e, "strerror", None) or e))
     print("wrote %s (%d panel%s: %s)" % (out, len(names), "" if len(names) == 1 else "s",
-                                         ", ".join(names)))
+                                         ", ".join("%s (%s)" % n for n in names)))
 
 
 def transforms_blend(ax, mpl):

@@ -12,8 +12,9 @@ ap.add_argument("json")
 ap.add_argument("transports")
 a = ap.parse_args()
 doc = json.load(open(a.json))
+doc["paired"] = [p for p in doc["paired"] if p["measure"] == "end_to_end"]
 ts = a.transports.split(",")
-keys = {"benchmark", "transport", "reference", "median_diff_us", "ci_low_us", "ci_high_us"}
+keys = {"benchmark", "measure", "transport", "reference", "median_diff_us", "ci_low_us", "ci_high_us"}
 for name in sorted({p["benchmark"] for p in doc["paired"]}):
     got = {(p["transport"], p["reference"]): p for p in doc["paired"] if p["benchmark"] == name}
     want = [(t, "copy") for t in ts if t != "copy"] + [(t, "baseline") for t in ts]

@@ -27,7 +27,8 @@ ap.add_argument("--per-process", nargs=2, metavar=("RESIDENT_JSON", "COPY_JSON")
 a = ap.parse_args()
 name = "LaunchLatency/teams:1"
 paired = {(p["transport"], p["reference"]): p
-          for p in json.load(open(a.compare))["paired"] if p["benchmark"] == name}
+          for p in json.load(open(a.compare))["paired"]
+          if p["benchmark"] == name and p["measure"] == "end_to_end"}
 ok = True
 r = paired[("resident", "copy")]
 want = -a.planted_us
