@@ -68,15 +68,9 @@ import time
 try:
     from tqdm import tqdm
 except ImportError:
-    # Debian's python3-tqdm is on /usr/bin/python3's path, not on a pyenv or
-    # venv python's: look there too (pure Python, nothing else is loaded).
-    sys.path.append("/usr/lib/python3/dist-packages")
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        tqdm = None
-    finally:
-        sys.path.remove("/usr/lib/python3/dist-packages")
+    # No bar, plain progress lines (Debian's python3-tqdm serves
+    # /usr/bin/python3; --interleave runs there when numpy is missing).
+    tqdm = None
 
 # Defaults per mode; an option given on the command line wins.
 PROFILES = {
@@ -245,9 +239,9 @@ def kle_path_ns(bench, env, launches=1000):
             dict(env, LIBOMPTARGET_KLE_STATS="1"), timeout=TIMEOUT[0])
     if r.returncode:
         failed("kle-bench --launches %d failed" % launches, r)
-    for line in r.stderr.splitlines():
-        if "KLE stats" in line and "host_ns_per_launch_in_kle_path=" in line:
-            return int(line.rsplit("host_ns_per_launch_in_kle_path=", 1)[1].split()[0])
+    for st in klebench.parse_stats(r.stderr):
+        if "host_ns_per_launch_in_kle_path" in st["fields"]:
+            return st["fields"]["host_ns_per_launch_in_kle_path"]
     return None
 
 

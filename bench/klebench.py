@@ -26,6 +26,56 @@ MAX_LATENCY_SAMPLES = 10000000
 STANDIN_REPORT = re.compile(r"^kle-standin: (live|peak|launches=|calls )")
 
 
+# The runtime's KLE stats line (LIBOMPTARGET_KLE_STATS=1, at deinit):
+# "omptarget KLE stats: device N: launches copy=.. staged=.. zerocopy=..
+# resident=..; fallbacks R=n ...; key=value ...[; host_ns_per_launch_in_kle_path=n]".
+STATS_LINE = re.compile(r"KLE stats: device (?P<device>\d+): launches (?P<launches>[^;]*); "
+                        r"fallbacks (?P<fallbacks>[^;]*);(?P<rest>.*)$")
+
+
+def _pairs(text):
+    out = {}
+    for item in text.replace(";", " ").split():
+        k, eq, v = item.partition("=")
+        if eq and v.isdigit():
+            out[k] = int(v)
+    return out
+
+
+def parse_stats(text):
+    """Every KLE stats line in text, as {"device": n, "launches": {transport:
+    n}, "fallbacks": {reason: n}, "fields": {key: n}} (fields: slabs, ...,
+    host_ns_per_launch_in_kle_path when timed); any transport the runtime
+    names is kept, so a new one needs no change here."""
+    found = []
+    for line in (text or "").splitlines():
+        m = STATS_LINE.search(line)
+        if m:
+            found.append({"device": int(m.group("device")),
+                          "launches": _pairs(m.group("launches")),
+                          "fallbacks": _pairs(m.group("fallbacks")),
+                          "fields": _pairs(m.group("rest"))})
+    return found
+
+
+def stats_summary(stats):
+    """One line summing parse_stats() entries: "copy=.. staged=.. zerocopy=..
+    resident=..; fallbacks R=n ..." (" none" when no fallback), or None."""
+    if not stats:
+        return None
+    launches, fallbacks = {}, {}
+    for st in stats:
+        for k, v in st["launches"].items():
+            launches[k] = launches.get(k, 0) + v
+        for k, v in st["fallbacks"].items():
+            fallbacks[k] = fallbacks.get(k, 0) + v
+    names = [t for t in ("copy", "staged", "zerocopy", "resident") if t in launches] + \
+        sorted(t for t in launches if t not in ("copy", "staged", "zerocopy", "resident"))
+    fb = " ".join("%s=%d" % (k, v) for k, v in sorted(fallbacks.items()) if v)
+    return "%s; fallbacks %s" % (" ".join("%s=%d" % (t, launches[t]) for t in names),
+                                 fb or "none")
+
+
 def run(cmd, env, **kw):
     """Run a command with env, capturing text stdout and stderr."""
     return subprocess.run(cmd, env=env, capture_output=True, text=True, **kw)
@@ -307,3 +357,30 @@ def interleaved_report(bench, prog="klebench"):
         rep["one_time_path_ns"][u] = max(
             0.0, bench["warmup_path_ns"][u] - steady * bench["warmup_launches"][u])
     return rep
+
+
+def main():
+    """Command line for the shell scripts (bench/babelstream.sh, run-gpu.sh),
+    so they share this module's lists and parsing:
+      klebench.py transports        the transports, space-separated
+      klebench.py stats-summary     the KLE stats lines on stdin, summed into
+                                    one line (stats_summary); exit status 1
+                                    and no output when there is none"""
+    import argparse
+    ap = argparse.ArgumentParser(prog="klebench.py", description=main.__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("transports", help="print the transports, space-separated")
+    sub.add_parser("stats-summary", help="sum the KLE stats lines read from stdin")
+    a = ap.parse_args()
+    if a.cmd == "transports":
+        print(" ".join(TRANSPORTS))
+        return 0
+    line = stats_summary(parse_stats(sys.stdin.read()))
+    if line is None:
+        return 1
+    print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -232,7 +232,7 @@ python3 "$B/bench/kle-plot.py" "$R/kle-compare.json" -o "$R/kle-compare.png" \
 
 step "KLE stats, 1000 synchronous launches per transport"
 # The transports: bench/klebench.py's list, the only one.
-transports=$(cd "$B/bench" && python3 -c 'from klebench import TRANSPORTS; print(" ".join(TRANSPORTS))')
+transports=$(python3 "$B/bench/klebench.py" transports)
 [ -n "$transports" ] || echo "kle-offload: warning: no transport list from $B/bench/klebench.py: no KLE stats" | tee -a "$R/compare.txt"
 for t in $transports; do
   LIBOMPTARGET_KLE_TRANSPORT=$t LIBOMPTARGET_KLE_STATS=1 timeout "$run_timeout" "$B/bin/kle-bench" \
