@@ -86,8 +86,9 @@ int benchDevice() {
         if (Uid && std::strncmp(Uid, "x86_64", 6))
           return D;
       }
-      std::fprintf(stderr, "kle-bench: error: KLE_BENCH_DEVICE=gpu: no offload "
-                           "device other than the host's (see --list-devices)\n");
+      std::fprintf(stderr,
+                   "kle-bench: error: KLE_BENCH_DEVICE=gpu: no offload "
+                   "device other than the host's (see --list-devices)\n");
       std::exit(2);
     }
     std::optional<long> D = parseCount(Env, 0, omp_get_num_devices() - 1);
@@ -269,8 +270,8 @@ struct BenchHooksTy {
 BenchHooksTy benchHooks() {
   auto *Set = reinterpret_cast<SetTransportFnTy>(
       dlsym(RTLD_DEFAULT, "__kle_bench_set_transport"));
-  auto *Path =
-      reinterpret_cast<PathNsFnTy>(dlsym(RTLD_DEFAULT, "__kle_bench_kle_path_ns"));
+  auto *Path = reinterpret_cast<PathNsFnTy>(
+      dlsym(RTLD_DEFAULT, "__kle_bench_kle_path_ns"));
   if (!Set || !Path) {
     std::fprintf(stderr, "kle-bench: error: this libomptarget has no KLE "
                          "transport switch (__kle_bench_set_transport): "
@@ -285,8 +286,10 @@ BenchHooksTy benchHooks() {
 void switchTransport(const BenchHooksTy &H, const char *Name) {
   char Err[256] = "";
   if (int Rc = H.SetTransport(Name, Err, sizeof(Err))) {
-    std::fprintf(stderr, "kle-bench: error: switching the KLE transport to "
-                         "\"%s\" failed (%d): %s\n", Name, Rc, Err);
+    std::fprintf(stderr,
+                 "kle-bench: error: switching the KLE transport to "
+                 "\"%s\" failed (%d): %s\n",
+                 Name, Rc, Err);
     std::exit(2);
   }
 }
@@ -307,16 +310,19 @@ std::vector<std::string> parseInterleave(const char *List) {
     for (const char *V : Valid)
       Known |= Item == V;
     if (!Known) {
-      std::fprintf(stderr, "kle-bench: error: --interleave: unknown transport "
-                           "\"%s\" in \"%s\" (valid: zerocopy, resident, "
-                           "staged, copy, comma-separated)\n",
+      std::fprintf(stderr,
+                   "kle-bench: error: --interleave: unknown transport "
+                   "\"%s\" in \"%s\" (valid: zerocopy, resident, "
+                   "staged, copy, comma-separated)\n",
                    Item.c_str(), List);
       std::exit(2);
     }
     for (const std::string &O : Out)
       if (O == Item) {
-        std::fprintf(stderr, "kle-bench: error: --interleave: transport \"%s\" "
-                             "named twice in \"%s\"\n", Item.c_str(), List);
+        std::fprintf(stderr,
+                     "kle-bench: error: --interleave: transport \"%s\" "
+                     "named twice in \"%s\"\n",
+                     Item.c_str(), List);
         std::exit(2);
       }
     Out.push_back(Item);
@@ -365,8 +371,9 @@ void pipelinedBatch(int Dev, bool Reduction, int N) {
         for (int I = 0; I < LoopTrip; ++I)
           P[0] += 1;
       } else {
-#pragma omp target teams distribute parallel for device(Dev) num_teams(8)     \
-    map(tofrom : P[0 : 1]) nowait
+#pragma omp target teams distribute parallel for device(Dev) num_teams(8)      \
+    map(tofrom                                                                 \
+        : P [0:1]) nowait
         for (int I = 0; I < LoopTrip; ++I)
           if (I == 0)
             P[0] += 1;
@@ -423,8 +430,8 @@ int interleave(const std::vector<std::string> &Transports,
     Benches.push_back({"LaunchLatency/teams:" + std::to_string(T), false,
                        static_cast<int>(T)});
   if (Batch)
-    Benches.push_back({"PipelinedReduction/launches:" + std::to_string(Batch),
-                       true, 8});
+    Benches.push_back(
+        {"PipelinedReduction/launches:" + std::to_string(Batch), true, 8});
   for (size_t B = 0; B < Benches.size(); ++B) {
     const BenchTy &Bench = Benches[B];
     std::vector<uint64_t> WarmPath(NU, 0);
@@ -442,8 +449,9 @@ int interleave(const std::vector<std::string> &Transports,
         if (Bench.Pipelined)
           pipelinedBatch(Dev, !Baseline, static_cast<int>(Batch));
         else
-          benchmark::DoNotOptimize(Baseline ? baselineLaunch(Dev, Bench.Teams)
-                                            : reductionLaunch(Dev, Bench.Teams));
+          benchmark::DoNotOptimize(Baseline
+                                       ? baselineLaunch(Dev, Bench.Teams)
+                                       : reductionLaunch(Dev, Bench.Teams));
         auto T1 = Clock::now();
         const uint64_t P1 = H.PathNs();
         double KernelMs = 0, SpanMs = 0;
@@ -452,7 +460,8 @@ int interleave(const std::vector<std::string> &Transports,
           SpanMs = drainTimer(Spans, nullptr);
         }
         long long Ns =
-            std::chrono::duration_cast<std::chrono::nanoseconds>(T1 - T0).count();
+            std::chrono::duration_cast<std::chrono::nanoseconds>(T1 - T0)
+                .count();
         const long PerBatch = Bench.Pipelined ? Batch : 1;
         if (C < Warmup) {
           WarmPath[U] += P1 - P0;
@@ -460,19 +469,21 @@ int interleave(const std::vector<std::string> &Transports,
           continue;
         }
         char Buf[160];
-        int L = std::snprintf(Buf, sizeof(Buf), "%s[%ld,%zu,%.1f,%.1f",
-                              Samples.empty() ? "" : ",", C - Warmup, U,
-                              double(Ns) / PerBatch, double(P1 - P0) / PerBatch);
+        int L =
+            std::snprintf(Buf, sizeof(Buf), "%s[%ld,%zu,%.1f,%.1f",
+                          Samples.empty() ? "" : ",", C - Warmup, U,
+                          double(Ns) / PerBatch, double(P1 - P0) / PerBatch);
         if (Kernels && Spans)
-          std::snprintf(Buf + L, sizeof(Buf) - L, ",%.3f,%.3f", KernelMs * 1e3 / PerBatch,
-                        SpanMs * 1e3 / PerBatch);
+          std::snprintf(Buf + L, sizeof(Buf) - L, ",%.3f,%.3f",
+                        KernelMs * 1e3 / PerBatch, SpanMs * 1e3 / PerBatch);
         Samples += Buf;
         Samples += "]";
       }
     }
     switchTransport(H, "");
-    std::printf("%s\"%s\": {\"launches_per_sample\": %ld, \"warmup_path_ns\": [",
-                B ? ", " : "", Bench.Name.c_str(), Bench.Pipelined ? Batch : 1L);
+    std::printf(
+        "%s\"%s\": {\"launches_per_sample\": %ld, \"warmup_path_ns\": [",
+        B ? ", " : "", Bench.Name.c_str(), Bench.Pipelined ? Batch : 1L);
     for (size_t U = 0; U < NU; ++U)
       std::printf("%s%llu", U ? "," : "", (unsigned long long)WarmPath[U]);
     std::printf("], \"warmup_launches\": [");
@@ -539,8 +550,10 @@ int interleaveMain(int argc, char **argv) {
   auto Num = [&](const char *Opt, const char *V, long Min, long Max) {
     std::optional<long> N = parseCount(V, Min, Max);
     if (!N) {
-      std::fprintf(stderr, "kle-bench: error: %s wants a number from %ld to "
-                           "%ld, not \"%s\"\n", Opt, Min, Max, V ? V : "");
+      std::fprintf(stderr,
+                   "kle-bench: error: %s wants a number from %ld to "
+                   "%ld, not \"%s\"\n",
+                   Opt, Min, Max, V ? V : "");
       std::exit(2);
     }
     return *N;
@@ -566,10 +579,12 @@ int interleaveMain(int argc, char **argv) {
         P = E + 1;
       }
     } else {
-      std::fprintf(stderr, "kle-bench: error: --interleave mode: unexpected "
-                           "argument \"%s\" (options: --interleave LIST "
-                           "--cycles N --warmup N --teams T[,T...] --batch N, "
-                           "each with its value)\n", A);
+      std::fprintf(stderr,
+                   "kle-bench: error: --interleave mode: unexpected "
+                   "argument \"%s\" (options: --interleave LIST "
+                   "--cycles N --warmup N --teams T[,T...] --batch N, "
+                   "each with its value)\n",
+                   A);
       return 2;
     }
     ++I;
@@ -616,9 +631,11 @@ int main(int argc, char **argv) {
       if (!Stats || std::strcmp(Stats, "1")) {
         setenv("LIBOMPTARGET_KLE_STATS", "1", /*overwrite=*/1);
         execv("/proc/self/exe", argv);
-        std::fprintf(stderr, "kle-bench: error: cannot re-execute itself with "
-                             "LIBOMPTARGET_KLE_STATS=1 (%s); set it and run "
-                             "again\n", std::strerror(errno));
+        std::fprintf(stderr,
+                     "kle-bench: error: cannot re-execute itself with "
+                     "LIBOMPTARGET_KLE_STATS=1 (%s); set it and run "
+                     "again\n",
+                     std::strerror(errno));
         return 2;
       }
       if (!std::strcmp(argv[I], "--switch-in-flight"))

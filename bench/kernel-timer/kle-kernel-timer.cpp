@@ -245,8 +245,8 @@ cuLaunchKernel(CUfunction F, unsigned GX, unsigned GY, unsigned GZ,
   if (Timed && Spans) {
     // The span's kernel pair is the kernel's own: collect spans before
     // their kernels' events are recycled (kle-bench drains both).
-    SpanTy S = Open != T.OpenSpans.end() ? std::move(Open->second)
-                                         : SpanTy{P.Ctx, {}};
+    SpanTy S =
+        Open != T.OpenSpans.end() ? std::move(Open->second) : SpanTy{P.Ctx, {}};
     S.Ctx = P.Ctx;
     S.Pairs.push_back({P.Start, P.End});
     T.PendingSpans.push_back(std::move(S));
@@ -300,7 +300,8 @@ cuMemcpyHtoDAsync(CUdeviceptr Dst, const void *Src, size_t Bytes,
   }
   bool Timed = E && cuEventRecord(B, Stream) == CUDA_SUCCESS;
   CUresult R = Real(Dst, Src, Bytes, Stream);
-  Timed = Timed && R == CUDA_SUCCESS && cuEventRecord(E, Stream) == CUDA_SUCCESS;
+  Timed =
+      Timed && R == CUDA_SUCCESS && cuEventRecord(E, Stream) == CUDA_SUCCESS;
   if (E) {
     std::lock_guard<std::mutex> L(T.M);
     if (Timed) {

@@ -27,15 +27,17 @@ struct PlantedTy {
   uint64_t CopyUs = 0;
   bool Noise = false;
   uint64_t Low = 0, High = 0, PeriodNs = 0;
-  std::mutex M;               ///< guards the noise state below
+  std::mutex M; ///< guards the noise state below
   std::mt19937_64 Rng;
   bool InHigh = false;
   uint64_t NextFlipNs = 0;
 };
 
 [[noreturn]] void bad(const char *Var, const char *Value, const char *Want) {
-  std::fprintf(stderr, "kle-standin: error: KLE_STANDIN_%s=\"%s\" is not valid: "
-                       "want %s\n", Var, Value, Want);
+  std::fprintf(stderr,
+               "kle-standin: error: KLE_STANDIN_%s=\"%s\" is not valid: "
+               "want %s\n",
+               Var, Value, Want);
   std::fflush(nullptr);
   _exit(2);
 }
@@ -60,7 +62,8 @@ PlantedTy &planted() {
                          "microseconds, milliseconds from 1), each at most "
                          "10000000, e.g. 0:2000:50";
       std::string S(E);
-      size_t A = S.find(':'), B = A == std::string::npos ? A : S.find(':', A + 1);
+      size_t A = S.find(':'),
+             B = A == std::string::npos ? A : S.find(':', A + 1);
       uint64_t Period = 0;
       if (B == std::string::npos || S.find(':', B + 1) != std::string::npos ||
           !number(S.substr(0, A), P->Low) ||

@@ -52,8 +52,8 @@ int fail(char *Err, size_t Len, int Code, const char *Fmt, const char *Arg) {
 } // namespace
 
 void llvm::omp::target::plugin::registerKLEBenchTransport(KLETransportTy &T,
-                                                           bool ZeroCopy,
-                                                           bool Staged) {
+                                                          bool ZeroCopy,
+                                                          bool Staged) {
   std::lock_guard<std::mutex> Lock(registry().Mutex);
   registry().Transports.push_back({&T, ZeroCopy, Staged});
 }
@@ -96,9 +96,9 @@ __kle_bench_set_transport(const char *Name, char *Err, size_t Len) {
     auto K = static_cast<KLETransportKindTy>(Kind);
     if (Kind >= 0 && (R.ZeroCopy || R.Staged) &&
         ((K == KLETransportKindTy::ZeroCopy && !R.ZeroCopy) ||
-                      ((K == KLETransportKindTy::Staged ||
-                        K == KLETransportKindTy::Resident) &&
-                       !R.Staged)))
+         ((K == KLETransportKindTy::Staged ||
+           K == KLETransportKindTy::Resident) &&
+          !R.Staged)))
       return fail(Err, Len, 3,
                   "a device does not support the KLE transport \"%s\" (its "
                   "launches would fall back to copy)",

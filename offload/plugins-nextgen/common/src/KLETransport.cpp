@@ -558,8 +558,8 @@ KLETransportTy::prepareImpl(const GenericKernelTy &Kernel,
   // Under auto this happens only on a device without resident's pinned path
   // (auto prefers resident, which every DeviceRTL reads).
   KLETransportChoiceTy Choice = chooseKLETransport(
-      benchKLETransport(DefaultKind), RecordReplay, ZeroCopySupported, StagedSupported,
-      [&] { return imageSpeaksForkABI(Kernel.getImage()); });
+      benchKLETransport(DefaultKind), RecordReplay, ZeroCopySupported,
+      StagedSupported, [&] { return imageSpeaksForkABI(Kernel.getImage()); });
   if (Choice.Fallback)
     Pool->noteFallback(*Choice.Fallback);
   KLETransportKindTy Want = Choice.Kind;
