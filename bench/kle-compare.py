@@ -565,8 +565,9 @@ def main():
     print("n: samples, one per run and round for Google Benchmark rows, one per launch "
           "for LaunchLatency rows")
     if any(v is not None for v in path_ns.values()):
-        print("\nHost time per launch in the plugin's KLE path (ns; 1000 synchronous "
-              "launches, teams=1, LIBOMPTARGET_KLE_STATS=1):")
+        print("\nHost time per launch in the plugin's KLE path (ns; mean over 1000 "
+              "synchronous launches, teams=1, LIBOMPTARGET_KLE_STATS=1, one-time pool "
+              "growth included; steady median and one-time cost apart: --interleave):")
         print("".join("%10s" % t for t in TRANSPORTS))
         print("".join("%10s" % (path_ns[t] if path_ns[t] is not None else "-")
                       for t in TRANSPORTS))
