@@ -201,13 +201,18 @@ run_error() { # run's stderr -> its most telling line
     grep -m1 -E 'FAILED|rror' "$1" || grep -v '^$' "$1" | tail -1 || true; } | cut -c1-240
 }
 timeout_s=${KLE_BABELSTREAM_TIMEOUT:-300}
-transports=(zerocopy staged copy)
+# The transports: bench/klebench.py's list, the only one.
+read -r -a transports <<<"$(python3 "$KLE_ROOT/bench/klebench.py" transports)" ||
+  kle_die "cannot read the transport list from $KLE_ROOT/bench/klebench.py"
+[ ${#transports[@]} -gt 0 ] || kle_die "no transports from $KLE_ROOT/bench/klebench.py"
 runs=$out/runs.csv
 echo "round,transport,function,num_times,n_elements,min_s,max_s,avg_s" >"$runs"
 : >"$out/kle-stats.txt"
 for ((r = 1; r <= rounds; r++)); do
   order=("${transports[@]}")
-  [ $((r % 2)) -eq 0 ] && order=(copy staged zerocopy)
+  if [ $((r % 2)) -eq 0 ]; then # reversed every other round
+    order=(); for ((i = ${#transports[@]} - 1; i >= 0; i--)); do order+=("${transports[i]}"); done
+  fi
   for t in "${order[@]}"; do
     o=$out/r$r-$t.csv e=$out/r$r-$t.err
     set +e
@@ -248,31 +253,39 @@ elif [ -n "$standin" ]; then
   echo "HOST-SIDE OVERHEAD ONLY: the CUDA driver stand-in ran no kernel; these are not GPU launch latencies."
 fi
 echo "median over rounds of BabelStream's avg_runtime (us); /copy = ratio to upstream's copy transport"
-printf '%-10s %12s %12s %12s %14s %12s\n' kernel "zerocopy" "staged" "copy" "zerocopy/copy" "staged/copy"
+# One column per transport, then each non-copy transport's ratio to copy.
+others=(); for t in "${transports[@]}"; do [ "$t" = copy ] || others+=("$t"); done
+row() { # label, then a median per transport (in ${transports[@]} order)
+  local label=$1; shift
+  local args=("$@") i=0 t
+  local -A v
+  for t in "${transports[@]}"; do v[$t]=${args[i]}; i=$((i + 1)); done
+  printf '%-10s' "$label"
+  for t in "${transports[@]}"; do printf ' %12.2f' "${v[$t]}"; done
+  for t in "${others[@]}"; do printf ' %14s' "$(ratio "${v[$t]}" "${v[copy]}")"; done
+  printf '\n'
+}
+printf '%-10s' kernel; for t in "${transports[@]}"; do printf ' %12s' "$t"; done
+for t in "${others[@]}"; do printf ' %14s' "$t/copy"; done; printf '\n'
 functions=$(awk -F, 'NR>1 && $1==1 && $2=="copy" {print $3}' "$runs")
 declare -A m
 for f in $functions; do
-  for t in "${transports[@]}"; do m[$f,$t]=$(med "$f" "$t"); done
-  printf '%-10s %12.2f %12.2f %12.2f %14s %12s\n' "$f" "${m[$f,zerocopy]}" "${m[$f,staged]}" "${m[$f,copy]}" \
-    "$(ratio "${m[$f,zerocopy]}" "${m[$f,copy]}")" "$(ratio "${m[$f,staged]}" "${m[$f,copy]}")"
+  vals=(); for t in "${transports[@]}"; do m[$f,$t]=$(med "$f" "$t"); vals+=("${m[$f,$t]}"); done
+  row "$f" "${vals[@]}"
 done
 if [ -n "${m[Dot,copy]:-}" ] && [ -n "${m[Copy,copy]:-}" ]; then
-  for t in "${transports[@]}"; do
-    m[d,$t]=$(awk -v a="${m[Dot,$t]}" -v b="${m[Copy,$t]}" 'BEGIN{print a-b}')
+  vals=(); for t in "${transports[@]}"; do
+    vals+=("$(awk -v a="${m[Dot,$t]}" -v b="${m[Copy,$t]}" 'BEGIN{print a-b}')")
   done
-  printf '%-10s %12.2f %12.2f %12.2f %14s %12s\n' "Dot-Copy" "${m[d,zerocopy]}" "${m[d,staged]}" "${m[d,copy]}" \
-    "$(ratio "${m[d,zerocopy]}" "${m[d,copy]}")" "$(ratio "${m[d,staged]}" "${m[d,copy]}")"
+  row "Dot-Copy" "${vals[@]}"
   echo "Dot-Copy: what the teams reduction adds over a no-KLE kernel (KLE, the sum's map to/from, the reduction)"
 fi
 
 echo
 echo "KLE launches per requested transport (LIBOMPTARGET_KLE_STATS, all rounds):"
 for t in "${transports[@]}"; do
-  s=$( (grep "^$t round " "$out/kle-stats.txt" || true) | sed -n 's/.*launches \(copy=[0-9]* staged=[0-9]* zerocopy=[0-9]*\); fallbacks \([^;]*\);.*/\1 | \2/p' |
-      awk -F' [|] ' '{n=split($1,a," "); for(i=1;i<=n;i++){split(a[i],kv,"="); L[kv[1]]+=kv[2]}
-                       n=split($2,b," "); for(i=1;i<=n;i++){split(b[i],kv,"="); F[kv[1]]+=kv[2]}}
-                     END{ if(!NR) exit; printf "copy=%d staged=%d zerocopy=%d; fallbacks", L["copy"], L["staged"], L["zerocopy"];
-                          nf=0; for(k in F) if(F[k]){printf " %s=%d", k, F[k]; nf++} if(!nf) printf " none" }')
+  # Parsed and summed by bench/klebench.py (stats-summary), the one parser.
+  s=$( (grep "^$t round " "$out/kle-stats.txt" || true) | python3 "$KLE_ROOT/bench/klebench.py" stats-summary || true)
   [ "$kind" = host ] && none="none (host-device kernels get no KLE)" ||
     none="no stats line: no launch with a KLE was reported (see $out/r*-$t.err)"
   printf '  %-9s %s\n' "$t" "${s:-$none}"

@@ -22,6 +22,7 @@ script splits a lit test into what runs there and what is checked here:
 Standard library only; FileCheck is /usr/lib/llvm-22/bin/FileCheck unless
 KLE_FILECHECK says otherwise.
 """
+import argparse
 import os
 import re
 import shlex
@@ -129,13 +130,20 @@ def verify(plan_path, output_path, testdir):
 
 
 def main():
-    a = sys.argv[1:]
-    if len(a) >= 3 and a[0] == "plan":
-        plan(a[1], a[2:])
-    elif len(a) == 4 and a[0] == "verify":
-        sys.exit(verify(a[1], a[2], a[3]))
+    ap = argparse.ArgumentParser(prog="gpu-tests.py", description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("plan", help="write DIR/gpu-tests.plan for the tests")
+    p.add_argument("dir")
+    p.add_argument("tests", nargs="+", metavar="TEST.c")
+    v = sub.add_parser("verify", help="check run-gpu.sh's gpu-tests.txt against the plan")
+    v.add_argument("plan")
+    v.add_argument("output")
+    v.add_argument("testdir")
+    a = ap.parse_args()
+    if a.cmd == "plan":
+        plan(a.dir, a.tests)
     else:
-        die("usage: gpu-tests.py plan DIR TEST.c... | verify PLAN OUTPUT TESTDIR")
+        sys.exit(verify(a.plan, a.output, a.testdir))
 
 
 if __name__ == "__main__":

@@ -26,20 +26,31 @@
 //                           loaded (kle-compare.py --kernel-times): exposes
 //                           any slowdown from reading the KLE over the link
 // SyncReduction also runs with 1, 4 and 16 host threads launching at once.
-// KLE_BENCH_DEVICE selects the device (default: the default device);
+// KLE_BENCH_DEVICE selects the device (default: the default device; "gpu":
+// the first device that is not the host's);
 // --list-devices prints "<number> <uid>" for each offload device;
 // --launches N runs N synchronous reduction launches and exits;
 // --latency-samples N prints, as JSON, N per-launch launch-to-completion
 // latencies (ns, steady clock) of the reduction and the baseline kernel at
-// 1 and 1024 teams, the two launched alternately (ABBA) after a warm-up.
+// 1 and 1024 teams, the two launched alternately (ABBA) after a warm-up;
+// --interleave zerocopy,resident,staged,copy [--cycles N] [--warmup N]
+// [--teams T,...] [--batch N] switches the transport between launches of
+// this one process (kle-offload's benchmark-only hook, KLEBenchSwitch.h) and
+// prints, as JSON, per-launch samples of each transport and of the no-KLE
+// baseline taken in the balanced order ABCDE EDCBA ... (LaunchLatency per
+// launch, PipelinedReduction per batch of N nowait launches); bench/klebench
+// turns them into paired differences with CIs (kle-compare.py --interleave).
 //
 //===----------------------------------------------------------------------===//
 
 #include <benchmark/benchmark.h>
 #include <dlfcn.h>
 #include <omp.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -69,6 +80,17 @@ int benchDevice() {
     const char *Env = std::getenv("KLE_BENCH_DEVICE");
     if (!Env || !*Env)
       return omp_get_default_device();
+    if (!std::strcmp(Env, "gpu")) { // the first device that is not the host's
+      for (int D = 0; D < omp_get_num_devices(); ++D) {
+        const char *Uid = omp_get_uid_from_device(D);
+        if (Uid && std::strncmp(Uid, "x86_64", 6))
+          return D;
+      }
+      std::fprintf(stderr,
+                   "kle-bench: error: KLE_BENCH_DEVICE=gpu: no offload "
+                   "device other than the host's (see --list-devices)\n");
+      std::exit(2);
+    }
     std::optional<long> D = parseCount(Env, 0, omp_get_num_devices() - 1);
     if (!D) {
       std::fprintf(stderr,
@@ -233,6 +255,344 @@ int latencySamples(int N) {
   return 0;
 }
 
+// --- Interleaved transports (--interleave): see the header. -------------
+
+using SetTransportFnTy = int (*)(const char *, char *, size_t);
+using PathNsFnTy = uint64_t (*)();
+
+/// The benchmark-only hooks of kle-offload's libomptarget
+/// (plugins-nextgen/common/include/KLEBenchSwitch.h), or exit status 2 with
+/// one line when the runtime lacks them (a stock libomptarget).
+struct BenchHooksTy {
+  SetTransportFnTy SetTransport;
+  PathNsFnTy PathNs;
+};
+BenchHooksTy benchHooks() {
+  auto *Set = reinterpret_cast<SetTransportFnTy>(
+      dlsym(RTLD_DEFAULT, "__kle_bench_set_transport"));
+  auto *Path = reinterpret_cast<PathNsFnTy>(
+      dlsym(RTLD_DEFAULT, "__kle_bench_kle_path_ns"));
+  if (!Set || !Path) {
+    std::fprintf(stderr, "kle-bench: error: this libomptarget has no KLE "
+                         "transport switch (__kle_bench_set_transport): "
+                         "--interleave needs kle-offload's runtime\n");
+    std::exit(2);
+  }
+  return {Set, Path};
+}
+
+/// Selects \p Name ("" = each device's own transport) for the next launches;
+/// a refusal ends the program (exit status 2) with the runtime's reason.
+void switchTransport(const BenchHooksTy &H, const char *Name) {
+  char Err[256] = "";
+  if (int Rc = H.SetTransport(Name, Err, sizeof(Err))) {
+    std::fprintf(stderr,
+                 "kle-bench: error: switching the KLE transport to "
+                 "\"%s\" failed (%d): %s\n",
+                 Name, Rc, Err);
+    std::exit(2);
+  }
+}
+
+/// The transports named by --interleave's comma-separated \p List (each of
+/// zerocopy, resident, staged, copy, at most once), or exit status 2 with
+/// one line naming the bad item.
+std::vector<std::string> parseInterleave(const char *List) {
+  static const char *const Valid[] = {"zerocopy", "resident", "staged", "copy"};
+  std::vector<std::string> Out;
+  std::string S(List), Item;
+  for (size_t Pos = 0;; ++Pos) {
+    if (Pos < S.size() && S[Pos] != ',') {
+      Item += S[Pos];
+      continue;
+    }
+    bool Known = false;
+    for (const char *V : Valid)
+      Known |= Item == V;
+    if (!Known) {
+      std::fprintf(stderr,
+                   "kle-bench: error: --interleave: unknown transport "
+                   "\"%s\" in \"%s\" (valid: zerocopy, resident, "
+                   "staged, copy, comma-separated)\n",
+                   Item.c_str(), List);
+      std::exit(2);
+    }
+    for (const std::string &O : Out)
+      if (O == Item) {
+        std::fprintf(stderr,
+                     "kle-bench: error: --interleave: transport \"%s\" "
+                     "named twice in \"%s\"\n",
+                     Item.c_str(), List);
+        std::exit(2);
+      }
+    Out.push_back(Item);
+    Item.clear();
+    if (Pos >= S.size())
+      break;
+  }
+  return Out;
+}
+
+/// bench/kernel-timer's device-span collector (kle_kernel_timer_collect_spans,
+/// same contract as kle_kernel_timer_collect), if its libcuda.so is loaded.
+CollectFnTy kernelSpans() {
+  if (void *F = dlsym(RTLD_DEFAULT, "kle_kernel_timer_collect_spans"))
+    return reinterpret_cast<CollectFnTy>(F);
+  if (void *H = dlopen("libcuda.so", RTLD_LAZY | RTLD_NOLOAD))
+    return reinterpret_cast<CollectFnTy>(
+        dlsym(H, "kle_kernel_timer_collect_spans"));
+  return nullptr;
+}
+
+/// Waits for and sums (ms) every time \p Collect holds; with \p Also, drops
+/// what that one holds too (before the measured launches).
+double drainTimer(CollectFnTy Collect, CollectFnTy Also) {
+  double Ms[64], Sum = 0;
+  size_t N;
+  while ((N = Collect(Ms, 64, /*Wait=*/1)) != 0)
+    for (size_t I = 0; I < N; ++I)
+      Sum += Ms[I];
+  if (Also)
+    drainTimer(Also, nullptr);
+  return Sum;
+}
+
+/// One pipelined batch: \p N nowait launches (8 teams), then one taskwait.
+void pipelinedBatch(int Dev, bool Reduction, int N) {
+  long Out[64] = {0};
+#pragma omp parallel num_threads(1)
+#pragma omp single
+  {
+    for (int K = 0; K < N; ++K) {
+      long *P = &Out[K % 64];
+      if (Reduction) {
+#pragma omp target teams distribute parallel for device(Dev) num_teams(8)     \
+    reduction(+ : P[0 : 1]) map(tofrom : P[0 : 1]) nowait
+        for (int I = 0; I < LoopTrip; ++I)
+          P[0] += 1;
+      } else {
+#pragma omp target teams distribute parallel for device(Dev) num_teams(8)      \
+    map(tofrom                                                                 \
+        : P [0:1]) nowait
+        for (int I = 0; I < LoopTrip; ++I)
+          if (I == 0)
+            P[0] += 1;
+      }
+      if (K % 64 == 63) {
+#pragma omp taskwait
+      }
+    }
+#pragma omp taskwait
+  }
+  benchmark::DoNotOptimize(Out);
+}
+
+/// --interleave: the transports and the no-KLE baseline ("units") take turns
+/// launch by launch (synchronous) or batch by batch (pipelined), in the
+/// balanced order U1..Un, Un..U1, ... ; each cycle is one pass over the
+/// units. Prints JSON: per benchmark, one sample [cycle, unit, ns, path_ns]
+/// per launch (pipelined: per batch, ns per launch), where path_ns is the
+/// host time the launch spent in the KLE path (LIBOMPTARGET_KLE_STATS=1,
+/// set by main) and, per unit, the path ns of the warm-up cycles.
+int interleave(const std::vector<std::string> &Transports,
+               const std::vector<long> &Teams, long Cycles, long Warmup,
+               long Batch) {
+  const BenchHooksTy H = benchHooks();
+  const int Dev = benchDevice();
+  using Clock = std::chrono::steady_clock;
+  // With bench/kernel-timer loaded: each sample also gets the kernels' GPU
+  // time and the device span of the target region (us, per launch).
+  const CollectFnTy Kernels = kernelTimer();
+  const CollectFnTy Spans = kernelSpans();
+  // Initialise the device before the first switch (the runtime checks only
+  // initialised devices) with a kernel that has no KLE, so that the pool's
+  // growth falls into the first transport's warm-up (its one-time cost).
+  baselineLaunch(Dev, 1);
+  std::vector<std::string> Units = Transports;
+  Units.push_back("baseline");
+  const size_t NU = Units.size();
+  std::printf("{\"method\": \"interleaved\", \"units\": [");
+  for (size_t U = 0; U < NU; ++U)
+    std::printf("%s\"%s\"", U ? ", " : "", Units[U].c_str());
+  std::printf("], \"cycles\": %ld, \"warmup\": %ld, \"fields\": [\"cycle\", "
+              "\"unit\", \"ns\", \"path_ns\"%s], \"benchmarks\": {",
+              Cycles, Warmup,
+              Kernels && Spans ? ", \"kernel_us\", \"span_us\"" : "");
+  if (Kernels && Spans)
+    drainTimer(Kernels, Spans);
+  struct BenchTy {
+    std::string Name;
+    bool Pipelined;
+    int Teams;
+  };
+  std::vector<BenchTy> Benches;
+  for (long T : Teams)
+    Benches.push_back({"LaunchLatency/teams:" + std::to_string(T), false,
+                       static_cast<int>(T)});
+  if (Batch)
+    Benches.push_back(
+        {"PipelinedReduction/launches:" + std::to_string(Batch), true, 8});
+  for (size_t B = 0; B < Benches.size(); ++B) {
+    const BenchTy &Bench = Benches[B];
+    std::vector<uint64_t> WarmPath(NU, 0);
+    std::vector<long> WarmLaunches(NU, 0);
+    std::string Samples;
+    Samples.reserve(static_cast<size_t>(Cycles) * NU * 24);
+    for (long C = 0; C < Warmup + Cycles; ++C) {
+      for (size_t I = 0; I < NU; ++I) {
+        const size_t U = C % 2 == 0 ? I : NU - 1 - I;
+        const bool Baseline = U + 1 == NU;
+        if (!Baseline)
+          switchTransport(H, Units[U].c_str());
+        const uint64_t P0 = H.PathNs();
+        auto T0 = Clock::now();
+        if (Bench.Pipelined)
+          pipelinedBatch(Dev, !Baseline, static_cast<int>(Batch));
+        else
+          benchmark::DoNotOptimize(Baseline
+                                       ? baselineLaunch(Dev, Bench.Teams)
+                                       : reductionLaunch(Dev, Bench.Teams));
+        auto T1 = Clock::now();
+        const uint64_t P1 = H.PathNs();
+        double KernelMs = 0, SpanMs = 0;
+        if (Kernels && Spans) {
+          KernelMs = drainTimer(Kernels, nullptr);
+          SpanMs = drainTimer(Spans, nullptr);
+        }
+        long long Ns =
+            std::chrono::duration_cast<std::chrono::nanoseconds>(T1 - T0)
+                .count();
+        const long PerBatch = Bench.Pipelined ? Batch : 1;
+        if (C < Warmup) {
+          WarmPath[U] += P1 - P0;
+          WarmLaunches[U] += PerBatch;
+          continue;
+        }
+        char Buf[160];
+        int L =
+            std::snprintf(Buf, sizeof(Buf), "%s[%ld,%zu,%.1f,%.1f",
+                          Samples.empty() ? "" : ",", C - Warmup, U,
+                          double(Ns) / PerBatch, double(P1 - P0) / PerBatch);
+        if (Kernels && Spans)
+          std::snprintf(Buf + L, sizeof(Buf) - L, ",%.3f,%.3f",
+                        KernelMs * 1e3 / PerBatch, SpanMs * 1e3 / PerBatch);
+        Samples += Buf;
+        Samples += "]";
+      }
+    }
+    switchTransport(H, "");
+    std::printf(
+        "%s\"%s\": {\"launches_per_sample\": %ld, \"warmup_path_ns\": [",
+        B ? ", " : "", Bench.Name.c_str(), Bench.Pipelined ? Batch : 1L);
+    for (size_t U = 0; U < NU; ++U)
+      std::printf("%s%llu", U ? "," : "", (unsigned long long)WarmPath[U]);
+    std::printf("], \"warmup_launches\": [");
+    for (size_t U = 0; U < NU; ++U)
+      std::printf("%s%ld", U ? "," : "", WarmLaunches[U]);
+    std::printf("], \"samples\": [%s]}", Samples.c_str());
+  }
+  std::printf("}}\n");
+  return 0;
+}
+
+/// --switch-in-flight (for the tests): one launch under the default
+/// transport, then one nowait reduction launch under resident; while it is in
+/// flight a switch must be refused, and after the taskwait a switch to copy
+/// and one more launch must succeed. Exit status 0 only
+/// if both happened.
+int switchInFlight() {
+  const BenchHooksTy H = benchHooks();
+  const int Dev = benchDevice();
+  reductionLaunch(Dev, 1); // initialises the device, default transport
+  switchTransport(H, "resident");
+  long S = 0;
+  int Refused = 0;
+  char Err[256] = "";
+#pragma omp parallel num_threads(1)
+#pragma omp single
+  {
+#pragma omp target teams distribute parallel for device(Dev) num_teams(1)     \
+    reduction(+ : S) map(tofrom : S) nowait
+    for (int I = 0; I < LoopTrip; ++I)
+      S += I;
+    // The helper thread takes the slot when it launches: poll (asking for
+    // resident, which changes nothing if granted) for up to 20 s, then ask
+    // for copy while the launch is still in flight.
+    auto End = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!Refused && std::chrono::steady_clock::now() < End)
+      Refused = H.SetTransport("resident", Err, sizeof(Err));
+    if (Refused)
+      Refused = H.SetTransport("copy", Err, sizeof(Err));
+#pragma omp taskwait
+  }
+  if (Refused != 2) {
+    std::printf("switch in flight: %s (%d) %s\n",
+                Refused ? "refused for another reason" : "never refused",
+                Refused, Err);
+    return 1;
+  }
+  std::printf("switch in flight: refused: %s\n", Err);
+  int Rc = H.SetTransport("copy", Err, sizeof(Err));
+  std::printf("switch after the taskwait: %s%s\n", Rc ? "refused: " : "ok",
+              Rc ? Err : "");
+  if (Rc)
+    return 1;
+  std::printf("checksum %ld\n", S + reductionLaunch(Dev, 1));
+  return 0;
+}
+
+/// Parses --interleave's options (every other argument is an error) and runs
+/// interleave().
+int interleaveMain(int argc, char **argv) {
+  const char *List = nullptr;
+  long Cycles = 200, Warmup = 20, Batch = 64;
+  std::vector<long> Teams = {1};
+  auto Num = [&](const char *Opt, const char *V, long Min, long Max) {
+    std::optional<long> N = parseCount(V, Min, Max);
+    if (!N) {
+      std::fprintf(stderr,
+                   "kle-bench: error: %s wants a number from %ld to "
+                   "%ld, not \"%s\"\n",
+                   Opt, Min, Max, V ? V : "");
+      std::exit(2);
+    }
+    return *N;
+  };
+  for (int I = 1; I < argc; ++I) {
+    const char *A = argv[I], *V = I + 1 < argc ? argv[I + 1] : nullptr;
+    if (!std::strcmp(A, "--interleave") && V)
+      List = V;
+    else if (!std::strcmp(A, "--cycles") && V)
+      Cycles = Num(A, V, 2, 10000000);
+    else if (!std::strcmp(A, "--warmup") && V)
+      Warmup = Num(A, V, 0, 10000000);
+    else if (!std::strcmp(A, "--batch") && V)
+      Batch = Num(A, V, 0, 1 << 20);
+    else if (!std::strcmp(A, "--teams") && V) {
+      Teams.clear();
+      std::string S(V);
+      for (size_t P = 0; P <= S.size();) {
+        size_t E = S.find(',', P);
+        if (E == std::string::npos)
+          E = S.size();
+        Teams.push_back(Num("--teams", S.substr(P, E - P).c_str(), 1, 1 << 20));
+        P = E + 1;
+      }
+    } else {
+      std::fprintf(stderr,
+                   "kle-bench: error: --interleave mode: unexpected "
+                   "argument \"%s\" (options: --interleave LIST "
+                   "--cycles N --warmup N --teams T[,T...] --batch N, "
+                   "each with its value)\n",
+                   A);
+      return 2;
+    }
+    ++I;
+  }
+  return interleave(parseInterleave(List ? List : ""), Teams, Cycles, Warmup,
+                    Batch);
+}
+
 void teamCounts(benchmark::internal::Benchmark *B) {
   B->ArgName("teams");
   for (int Teams : {1, 8, 132, 1024, 16384})
@@ -259,6 +619,28 @@ int main(int argc, char **argv) {
         std::printf("%d %s\n", D, Uid ? Uid : "?");
       }
       return 0;
+    }
+  // --interleave LIST [--cycles N] [--warmup N] [--teams T,...] [--batch N]
+  // (see interleave()), and --switch-in-flight (a test).
+  for (int I = 1; I < argc; ++I)
+    if (!std::strcmp(argv[I], "--interleave") ||
+        !std::strcmp(argv[I], "--switch-in-flight")) {
+      // The KLE path is timed only with LIBOMPTARGET_KLE_STATS=1, read when
+      // the runtime initialises (before main): re-execute with it set.
+      const char *Stats = std::getenv("LIBOMPTARGET_KLE_STATS");
+      if (!Stats || std::strcmp(Stats, "1")) {
+        setenv("LIBOMPTARGET_KLE_STATS", "1", /*overwrite=*/1);
+        execv("/proc/self/exe", argv);
+        std::fprintf(stderr,
+                     "kle-bench: error: cannot re-execute itself with "
+                     "LIBOMPTARGET_KLE_STATS=1 (%s); set it and run "
+                     "again\n",
+                     std::strerror(errno));
+        return 2;
+      }
+      if (!std::strcmp(argv[I], "--switch-in-flight"))
+        return switchInFlight();
+      return interleaveMain(argc, argv);
     }
   // --launches N: N synchronous reduction launches (teams=1) and exit; used
   // to count driver calls per launch under the CUDA driver stand-in.

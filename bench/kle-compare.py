@@ -59,8 +59,8 @@ import statistics
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from klebench import (run, list_devices, complaint, status, check_out_dir,  # noqa: E402
+import klebench
+from klebench import (run, list_devices, complaint, status, check_out_dir,
                       save_or_die, MAX_LATENCY_SAMPLES, TRANSPORTS)
 import tempfile
 import time
@@ -68,23 +68,18 @@ import time
 try:
     from tqdm import tqdm
 except ImportError:
-    # Debian's python3-tqdm is on /usr/bin/python3's path, not on a pyenv or
-    # venv python's: look there too (pure Python, nothing else is loaded).
-    sys.path.append("/usr/lib/python3/dist-packages")
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        tqdm = None
-    finally:
-        sys.path.remove("/usr/lib/python3/dist-packages")
+    # No bar, plain progress lines (Debian's python3-tqdm serves
+    # /usr/bin/python3; --interleave runs there when numpy is missing).
+    tqdm = None
 
 # Defaults per mode; an option given on the command line wins.
 PROFILES = {
     "full": {"rounds": 5, "min_time": "0.2", "filter": ".", "latency_samples": 2000,
-             "kernel_filter": "^Kernel"},
+             "kernel_filter": "^Kernel", "cycles": 1000, "teams": "1,1024", "batch": 64},
     "quick": {"rounds": 5, "min_time": "0.05",
               "filter": "^(Sync(Reduction|Baseline)/teams:(1|1024)/|Pipelined)",
-              "latency_samples": 1000, "kernel_filter": "^Kernel.*/teams:(1|1024)/"},
+              "latency_samples": 1000, "kernel_filter": "^Kernel.*/teams:(1|1024)/",
+              "cycles": 200, "teams": "1,1024", "batch": 16},
 }
 LONG_S = 3600  # plans estimated above this are refused without --force
 TIMEOUT = [1800]  # seconds per kle-bench run (--timeout)
@@ -244,9 +239,9 @@ def kle_path_ns(bench, env, launches=1000):
             dict(env, LIBOMPTARGET_KLE_STATS="1"), timeout=TIMEOUT[0])
     if r.returncode:
         failed("kle-bench --launches %d failed" % launches, r)
-    for line in r.stderr.splitlines():
-        if "KLE stats" in line and "host_ns_per_launch_in_kle_path=" in line:
-            return int(line.rsplit("host_ns_per_launch_in_kle_path=", 1)[1].split()[0])
+    for st in klebench.parse_stats(r.stderr):
+        if "host_ns_per_launch_in_kle_path" in st["fields"]:
+            return st["fields"]["host_ns_per_launch_in_kle_path"]
     return None
 
 
@@ -278,10 +273,28 @@ def main():
                     help="--benchmark_filter for the kernel-time pass")
     ap.add_argument("--timeout", type=int, default=1800,
                     help="seconds one kle-bench run may take before the comparison stops")
+    ap.add_argument("--interleave", action="store_true",
+                    help="the interleaved method: every transport and the baseline in one "
+                         "kle-bench process, switched launch by launch (ABCDE EDCBA ...), "
+                         "paired differences with block-bootstrap CIs and the KLE cost table")
+    ap.add_argument("--transports", default=",".join(TRANSPORTS),
+                    help="--interleave: the transports, comma-separated (default %(default)s)")
+    ap.add_argument("--cycles", type=int, default=None,
+                    help="--interleave: measured cycles per benchmark (default 1000, --quick 200)")
+    ap.add_argument("--warmup", type=int, default=20,
+                    help="--interleave: warm-up cycles per benchmark, not measured "
+                         "(default %(default)s)")
+    ap.add_argument("--teams", default=None,
+                    help="--interleave: team counts of the synchronous rows (default 1,1024)")
+    ap.add_argument("--batch", type=int, default=None,
+                    help="--interleave: nowait launches per pipelined batch (0: no pipelined "
+                         "rows; default 64, --quick 16)")
     ap.add_argument("--out", default=os.path.join(REPO, "build", "bench-results"),
                     help="directory for kle-compare.json and .csv (created; checked "
                          "before any run)")
     a = ap.parse_args()
+    if a.interleave:  # numpy and scipy, before any output (may re-execute)
+        klebench.require_scipy("kle-compare")
     for k, v in PROFILES["quick" if a.quick else "full"].items():
         if getattr(a, k) is None:
             setattr(a, k, v)
@@ -355,6 +368,9 @@ def main():
                   "timing would run for hours); --kernel-times DIR forces them",
                   file=sys.stderr)
             timer_dir = None
+
+    if a.interleave:
+        return interleaved(a, env, num, uid, driver, host_only, timer_dir)
 
     def count_benchmarks(e, flt, t):
         """How many benchmarks --benchmark_filter flt selects (checked before
@@ -549,8 +565,9 @@ def main():
     print("n: samples, one per run and round for Google Benchmark rows, one per launch "
           "for LaunchLatency rows")
     if any(v is not None for v in path_ns.values()):
-        print("\nHost time per launch in the plugin's KLE path (ns; 1000 synchronous "
-              "launches, teams=1, LIBOMPTARGET_KLE_STATS=1):")
+        print("\nHost time per launch in the plugin's KLE path (ns; mean over 1000 "
+              "synchronous launches, teams=1, LIBOMPTARGET_KLE_STATS=1, one-time pool "
+              "growth included; steady median and one-time cost apart: --interleave):")
         print("".join("%10s" % t for t in TRANSPORTS))
         print("".join("%10s" % (path_ns[t] if path_ns[t] is not None else "-")
                       for t in TRANSPORTS))
@@ -582,6 +599,174 @@ def main():
     except OSError:
         pass
     print("\nwrote %s/kle-compare.json and kle-compare.csv" % a.out)
+
+
+def interleaved(a, env, num, uid, driver, host_only, timer_dir):
+    """--interleave: one kle-bench --interleave process (plus, with the
+    kernel timer, a second one for the kernel-only times and device spans),
+    then the distributions, the paired differences and the KLE cost table on
+    stdout, and kle-interleaved.json ("paired", "distributions", "kle_cost",
+    "samples_ns") and kle-interleaved.csv (the paired rows) in --out, written
+    after each pass. A "paired" entry's "measure" is end_to_end (host clock,
+    pass 1), device_span or kernel_only (kernel timer, pass 2)."""
+    np, _ = klebench.require_scipy("kle-compare")
+    transports = [t for t in a.transports.split(",")]
+    bad = [t for t in transports if t not in TRANSPORTS]
+    if bad or not transports or len(set(transports)) != len(transports):
+        die("--transports: %s (valid: %s, comma-separated, each once)"
+            % ("unknown transport %r" % bad[0] if bad else "a transport named twice"
+               if transports else "none given", ", ".join(TRANSPORTS)))
+    if a.cycles < 2:
+        die("--cycles must be at least 2")
+    if a.warmup < 0 or a.batch < 0:
+        die("--warmup and --batch must be 0 or more")
+    try:
+        teams = [int(t) for t in a.teams.split(",")]
+        if any(t < 1 for t in teams):
+            raise ValueError
+    except ValueError:
+        die("--teams wants team counts from 1, comma-separated, not %r" % a.teams)
+    units = transports + ["baseline"]
+    launch_s = 30e-6 if host_only else 60e-6
+    per_cycle = len(units) * (len(teams) + a.batch) * launch_s
+    passes = 2 if timer_dir else 1
+    est = passes * (0.5 + (a.cycles + a.warmup) * per_cycle)
+    print("kle-compare: interleaved: %d kle-bench run%s, %d+%d cycles of %s, teams %s%s; "
+          "estimated %s" % (passes, "s" if passes > 1 else "", a.warmup, a.cycles,
+                            ",".join(units), a.teams,
+                            ", pipelined batches of %d" % a.batch if a.batch else "",
+                            hms(est)), file=sys.stderr, flush=True)
+    if est > LONG_S and not a.force:
+        die("this plan would take about %s; use --quick, fewer --cycles or --force" % hms(est))
+    cmd = [a.bench, "--interleave", ",".join(transports), "--cycles", str(a.cycles),
+           "--warmup", str(a.warmup), "--teams", a.teams, "--batch", str(a.batch)]
+    t0 = time.time()
+
+    def bench_run(e, what):
+        res = run(cmd, e, timeout=TIMEOUT[0])
+        if res.returncode:
+            failed("kle-bench --interleave failed (%s)" % what, res)
+        print("kle-compare: %s done in %s" % (what, hms(time.time() - t0)),
+              file=sys.stderr, flush=True)
+        return klebench.parse_interleaved(res.stdout, "kle-compare")
+
+    git = os.environ.get("KLE_GIT_REV", "")
+    if not git:
+        try:
+            git = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
+                                 capture_output=True, text=True).stdout.strip()
+        except OSError:
+            git = "unknown"
+    meta = {"method": "interleaved", "machine": platform.node(),
+            "device": "%d %s" % (num, uid), "driver": driver, "llvm": "22.1.8",
+            "git": git, "cycles": a.cycles, "warmup_cycles": a.warmup,
+            "order": "balanced (units forward, then backward, per pair of cycles)",
+            "kernel_times": bool(timer_dir), "host_side_overhead_only": host_only}
+    # samples_ns: per benchmark, the per-launch times (cycles x units, in the
+    # order of "units"), for re-analysis.
+    data = {"meta": meta, "units": units, "distributions": [], "paired": [],
+            "kle_cost": [], "samples_ns": {}}
+
+    def write():
+        os.makedirs(a.out, exist_ok=True)
+        with open(os.path.join(a.out, "kle-interleaved.json"), "w") as f:
+            json.dump(data, f, indent=1)
+        with open(os.path.join(a.out, "kle-interleaved.csv"), "w", newline="") as f:
+            fields = ["benchmark", "measure", "transport", "reference", "median_diff_us",
+                      "ci_low_us", "ci_high_us", "verdict"]
+            w = csv.DictWriter(f, fieldnames=list(meta) + fields)
+            w.writeheader()
+            for r in data["paired"]:
+                w.writerow(dict(meta, **{k: r[k] for k in fields}))
+
+    main_run = bench_run(env, "pass 1/%d (end-to-end, host ns in the KLE path)" % passes)
+    reports = {}
+    for name, b in main_run.items():
+        rep = klebench.interleaved_report(b, "kle-compare")
+        reports[name] = (b, rep)
+        data["samples_ns"][name] = b["samples"].round(1).tolist()
+        for u, d in rep["dist"].items():
+            data["distributions"].append(dict(d, benchmark=name, transport=u))
+        for p in rep["paired"]:
+            data["paired"].append(dict(p, benchmark=name, measure="end_to_end"))
+    save_or_die(write, "the results into --out %s" % a.out, "kle-compare", data)
+    timed = {}
+    if timer_dir:
+        et = dict(env, LD_LIBRARY_PATH=timer_dir + os.pathsep + env.get("LD_LIBRARY_PATH", ""))
+        timed = bench_run(et, "pass 2/2 (kernel-only times and device spans)")
+
+    # The KLE cost table: one row per transport and benchmark.
+    title = "KLE cost per transport, interleaved in one process: device %d (%s), %s" % (
+        num, uid, driver)
+    print(title)
+    if host_only:
+        print("HOST-SIDE OVERHEAD ONLY: no kernel ran on a GPU; these figures are not GPU "
+              "launch latency.")
+    print("%d cycles after %d warm-up cycles; order %s %s ...; differences are medians of "
+          "paired differences per cycle, 95%% CI from a block bootstrap over consecutive "
+          "cycles" % (a.cycles, a.warmup, "".join(chr(65 + i) for i in range(len(units))),
+                      "".join(chr(65 + i) for i in reversed(range(len(units))))))
+    print("\n%-34s %-9s %6s %10s %10s %10s" % ("benchmark", "transport", "n", "median(us)",
+                                               "p90(us)", "p99(us)"))
+    for name, (b, rep) in reports.items():
+        for u in units:
+            d = rep["dist"][u]
+            print("%-34s %-9s %6d %10.2f %10.2f %10.2f" % (
+                name, u, d["n"], d["median_us"], d["p90_us"], d["p99_us"]))
+
+    def ci(m, lo, hi, fmt="%.2f"):
+        return (fmt + " [" + fmt + ".." + fmt + "]") % (m, lo, hi)
+
+    print("\nKLE cost table (us unless marked; '-': not measured here)")
+    print("%-34s %-9s %-24s %-12s %-26s %-26s %-26s %s" % (
+        "benchmark", "transport", "steady KLE host ns [CI]", "one-time ns",
+        "device span - baseline", "kernel-only - baseline", "end-to-end - copy", "verdict"))
+    for name, (b, rep) in reports.items():
+        pairs = {(p["transport"], p["reference"]): p for p in rep["paired"]}
+        tb = timed.get(name)
+        for i, u in enumerate(units):
+            if u == "baseline":
+                continue
+            m, lo, hi = klebench.paired_median_ci(b["path_ns"][:, i])
+            row = {"benchmark": name, "transport": u, "steady_path_ns": m,
+                   "steady_path_ns_ci": [lo, hi],
+                   "one_time_path_ns": rep["one_time_path_ns"][u]}
+            cells = [ci(m, lo, hi, "%.0f"), "%.0f" % row["one_time_path_ns"]]
+            for key, label in (("span_us", "device_span"), ("kernel_us", "kernel_only")):
+                col = tb.get(key) if tb else None
+                if col is None:
+                    cells.append("-")
+                    continue
+                base = units.index("baseline")
+                dm, dlo, dhi = klebench.paired_median_ci(col[:, i] - col[:, base])
+                row[label + "_minus_baseline_us"] = [dm, dlo, dhi]
+                cells.append(ci(dm, dlo, dhi))
+                data["paired"].append({"benchmark": name, "measure": label,
+                                       "transport": u, "reference": "baseline",
+                                       "median_diff_us": dm, "ci_low_us": dlo,
+                                       "ci_high_us": dhi,
+                                       "verdict": klebench.verdict(dlo, dhi, "baseline")})
+            p = pairs.get((u, "copy"))
+            if p and u != "copy":
+                cells.append(ci(p["median_diff_us"], p["ci_low_us"], p["ci_high_us"]))
+                verdict = p["verdict"]
+                row["end_to_end_minus_copy_us"] = [p["median_diff_us"], p["ci_low_us"],
+                                                   p["ci_high_us"]]
+            else:
+                cells.append("-" if u != "copy" else "(reference)")
+                verdict = "-"
+            row["verdict"] = verdict
+            data["kle_cost"].append(row)
+            print("%-34s %-9s %-24s %-12s %-26s %-26s %-26s %s" % tuple(
+                [name, u] + cells + [verdict]))
+    print("\npaired end-to-end differences (transport - reference, us)")
+    for name, (b, rep) in reports.items():
+        for p in rep["paired"]:
+            print("%-34s %-9s - %-8s %s  %s" % (
+                name, p["transport"], p["reference"],
+                ci(p["median_diff_us"], p["ci_low_us"], p["ci_high_us"]), p["verdict"]))
+    save_or_die(write, "the results into --out %s" % a.out, "kle-compare", data)
+    print("\nwrote %s/kle-interleaved.json and kle-interleaved.csv" % a.out)
 
 
 def shutil_which(name):

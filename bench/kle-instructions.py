@@ -91,8 +91,7 @@ import shutil
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from klebench import (list_devices, complaint, check_out_file,  # noqa: E402
+from klebench import (list_devices, complaint, check_out_file,
                       save_or_die, TRANSPORTS)
 import callgrind_parts  # noqa: E402
 import tempfile

@@ -31,6 +31,12 @@ median that is not a positive finite number (NaN, inf, 0); samples that are
 not positive finite numbers are left out. Errors are one "kle-plot: error:"
 line (exit status 2).
 
+Given kle-interleaved.json (kle-compare.py --interleave), it draws instead
+one panel per benchmark of the paired differences: per transport, the median
+of its per-cycle differences to copy and to the no-KLE baseline, with the
+95% CI as a bar (dots: the differences to copy; a CI that holds 0 is "not
+resolved"); default output kle-interleaved.png next to the JSON.
+
 Needs matplotlib (Agg backend). If this interpreter cannot import it, the
 script re-executes itself once under /usr/bin/python3 (Debian's
 python3-matplotlib). Prints "wrote <file> (<N> panels: <names>)".
@@ -48,8 +54,7 @@ PROG = "kle-plot"
 REEXEC_GUARD = "KLE_PLOT_REEXECED"
 SYSTEM_PYTHON = "/usr/bin/python3"
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from klebench import TRANSPORTS  # noqa: E402
+from klebench import TRANSPORTS
 
 # Top to bottom: the baseline, then klebench.TRANSPORTS in their order;
 # colours are the Okabe-Ito colour-blind-safe palette (a transport without
@@ -370,6 +375,60 @@ def draw_panel(ax, name, group, mpl):
     ax.set_title(display_name(name), loc="left", fontsize=13, fontweight="bold")
 
 
+def plot_paired(data, path, out):
+    """The panels of a kle-interleaved.json (see the module docstring)."""
+    paired = [p for p in data.get("paired", []) if isinstance(p, dict)]
+    if not paired:
+        die("%s has no paired differences (run bench/kle-compare.py --interleave first)"
+            % path)
+    mpl = import_matplotlib()
+    plt = mpl[1]
+    # One panel per benchmark and measure (end_to_end; device_span and
+    # kernel_only with the kernel timer).
+    for p in paired:
+        p.setdefault("measure", "end_to_end")
+    names = sorted({(p["benchmark"], p["measure"]) for p in paired},
+                   key=lambda k: (natural_key(k[0]), k[1]))
+    meta = data.get("meta") if isinstance(data.get("meta"), dict) else {}
+    fig, axes = plt.subplots(len(names), 1, figsize=(11.5, 1.0 + 2.4 * len(names)),
+                             squeeze=False)
+    for ax, name in zip(axes[:, 0], names):
+        rows = [p for p in paired if (p["benchmark"], p["measure"]) == name]
+        rows.sort(key=lambda p: (p["reference"], ROWS.index(p["transport"])
+                                 if p["transport"] in ROWS else 99))
+        for y, p in enumerate(rows):
+            m, lo, hi = p["median_diff_us"], p["ci_low_us"], p["ci_high_us"]
+            c = COLOURS.get(p["transport"], "#333333")
+            ax.errorbar([m], [y], xerr=[[m - lo], [hi - m]], fmt="o", color=c, capsize=4)
+            ax.text(1.01, y, "%s  %s [%s..%s]" % (p.get("verdict", ""), fmt_us(m), fmt_us(lo),
+                                                   fmt_us(hi)),
+                    transform=transforms_blend(ax, mpl), va="center", fontsize=8)
+        ax.axvline(0, color="#7f7f7f", ls="--", lw=1)
+        ax.set_yticks(range(len(rows)))
+        ax.set_yticklabels(["%s - %s" % (p["transport"], p["reference"]) for p in rows])
+        ax.invert_yaxis()
+        ax.set_title("%s (%s)" % (name[0], name[1].replace("_", " ")), loc="left",
+                     fontsize=11)
+        ax.set_xlabel("median paired difference per cycle (us), 95% block-bootstrap CI")
+    title = "KLE transports interleaved in one process (git %s)\ndevice %s, %s" % (
+        meta.get("git") or "?", meta.get("device", "?"), meta.get("driver", "?"))
+    if meta.get("host_side_overhead_only"):
+        title += " \u2014 HOST-SIDE OVERHEAD ONLY"
+    fig.suptitle(title, fontsize=10, fontweight="bold", x=0.45)
+    fig.tight_layout(rect=(0, 0, 0.8, 1 - 0.55 / (1.0 + 2.4 * len(names))))
+    try:
+        fig.savefig(out, dpi=120, facecolor="white")
+    except (OSError, ValueError, ImportError) as e:
+        die("cannot write %s: %s" % (out, getattr(e, "strerror", None) or e))
+    print("wrote %s (%d panel%s: %s)" % (out, len(names), "" if len(names) == 1 else "s",
+                                         ", ".join("%s (%s)" % n for n in names)))
+
+
+def transforms_blend(ax, mpl):
+    """x in axes fraction, y in data: labels right of the panel."""
+    return mpl[3].blended_transform_factory(ax.transAxes, ax.transData)
+
+
 def main():
     ap = Parser(prog=PROG, description=__doc__.splitlines()[0])
     ap.add_argument("json", help="kle-compare.json written by bench/kle-compare.py")
@@ -381,6 +440,14 @@ def main():
     a = ap.parse_args()
     if a.max_panels < 1:
         die("--max-panels must be at least 1")
+    try:
+        with open(a.json) as f:
+            head = json.load(f)
+    except (OSError, ValueError):
+        head = None  # load() says why
+    if isinstance(head, dict) and "paired" in head and "results" not in head:
+        return plot_paired(head, a.json, a.output or os.path.join(
+            os.path.dirname(os.path.abspath(a.json)), "kle-interleaved.png"))
     meta, rows, warnings = load(a.json)
     groups = groups_of(rows)
     names, note = choose(groups, a.benchmarks, a.max_panels)

@@ -5,23 +5,33 @@
 #   1. records the machine (nvidia-smi, driver, bundle manifest);
 #   2. runs test/gpu's programs under each transport (outputs checked later,
 #      on the build machine, with `bench/gpu-bundle.sh verify`);
-#   3. runs bench/kle-compare.py (zerocopy, staged, copy, no-KLE baseline;
-#      interleaved rounds; per-launch latencies; kernel-only times through
-#      the bundle's kernel timer) and bench/kle-plot.py;
-#   4. prints the KLE stats line of each transport for 1000 launches.
+#   3. runs bench/kle-compare.py --interleave: every transport and the no-KLE
+#      baseline switched launch by launch in one process (end-to-end times,
+#      host ns in the KLE path), then a second such process through the
+#      bundle's kernel timer (kernel-only times and device spans): the KLE
+#      cost table and paired differences with CIs (kle-interleaved.json);
+#   4. runs bench/kle-compare.py the per-process way (rounds of one process
+#      per transport, as before) and bench/kle-plot.py;
+#   5. prints the KLE stats line of each transport for 1000 launches.
 # Usage: run-gpu.sh [RESULTS_DIR]   (default: $OUT if set, else ./kle-results)
-# Tunables: KLE_ROUNDS (3), KLE_MIN_TIME (0.1 s), KLE_LATENCY_SAMPLES (2000),
+# Tunables: KLE_CYCLES (2000 interleaved cycles per benchmark), KLE_ROUNDS
+# (2), KLE_MIN_TIME (0.05 s), KLE_LATENCY_SAMPLES (1000),
 # KLE_CUDA_DRIVER (path of libcuda.so.1; default: /usr/local/nvidia/lib64,
 # then ldconfig), KLE_TEST_TIMEOUT (30 s per GPU test run), KLE_RUN_TIMEOUT
 # (120 s per kle-bench run, in the comparison and here), so one hang cannot
 # eat a lease. All are checked before anything runs; the driver library must
 # load and export cuInit.
-# Wall time on an H200 (2026-11-30, 3 transports): GPU tests 7 s, then about
-# 100 s per comparison round; with 4 transports expect about 130 s per round,
-# so about 7 minutes with the defaults. Every completed round's samples are
-# saved (kle-compare.rounds.json), so a run stopped by a time limit keeps them.
-# Results: machine.txt, gpu-tests.txt, compare.txt, kle-compare.{json,csv,png},
-# run.log (at most 8 files, so they fit the device tool's return limit).
+# Wall time on an H200: at most 6 minutes with the defaults; the estimate is
+# printed first (measured 2026-11-30: GPU tests 8 s, about 87 s per
+# per-process round with 4 transports at 0.05 s and 1000 samples; the
+# interleaved passes are estimated from 100 us per synchronous launch and
+# 40 us per pipelined one). Results are written after each block: the
+# interleaved JSON after each of its passes, every completed per-process
+# round's samples (kle-compare.rounds.json), so a run stopped by a time
+# limit keeps them.
+# Results: machine.txt, gpu-tests.txt, compare.txt, kle-interleaved.{json,csv},
+# kle-compare.{json,png}, run.log (8 files: the device tool's return limit;
+# the per-process CSV is left out, its JSON has every figure).
 set -uo pipefail
 B=$(cd "$(dirname "$0")" && pwd)
 R=${1:-${OUT:-$PWD/kle-results}}
@@ -42,7 +52,8 @@ command -v python3 >/dev/null || die "python3 is needed for the comparison"
 
 # The tunables, checked before anything runs: a bad value must not cost the
 # lease's GPU tests first.
-rounds=${KLE_ROUNDS:-3} min_time=${KLE_MIN_TIME:-0.1} samples=${KLE_LATENCY_SAMPLES:-2000}
+rounds=${KLE_ROUNDS:-2} min_time=${KLE_MIN_TIME:-0.05} samples=${KLE_LATENCY_SAMPLES:-1000}
+cycles=${KLE_CYCLES:-2000}
 test_timeout=${KLE_TEST_TIMEOUT:-30} run_timeout=${KLE_RUN_TIMEOUT:-120}
 is_int() { [[ $1 =~ ^[0-9]{1,9}$ ]]; }
 { is_int "$rounds" && [ $((10#$rounds)) -ge 2 ]; } \
@@ -51,11 +62,26 @@ is_int() { [[ $1 =~ ^[0-9]{1,9}$ ]]; }
   || die "KLE_MIN_TIME=$min_time: want a positive number of seconds per benchmark (for example 0.1)"
 { is_int "$samples" && [ $((10#$samples)) -le 10000000 ]; } \
   || die "KLE_LATENCY_SAMPLES=$samples: want 0 (none) or a whole number up to 10000000"
+{ is_int "$cycles" && [ $((10#$cycles)) -ge 2 ]; } \
+  || die "KLE_CYCLES=$cycles: want a whole number of interleaved cycles per benchmark, at least 2"
 { is_int "$test_timeout" && [ $((10#$test_timeout)) -ge 1 ]; } \
   || die "KLE_TEST_TIMEOUT=$test_timeout: want a whole number of seconds per GPU test run, at least 1"
 { is_int "$run_timeout" && [ $((10#$run_timeout)) -ge 1 ]; } \
   || die "KLE_RUN_TIMEOUT=$run_timeout: want a whole number of seconds per kle-bench run, at least 1"
-rounds=$((10#$rounds)) samples=$((10#$samples)) test_timeout=$((10#$test_timeout)) run_timeout=$((10#$run_timeout))
+rounds=$((10#$rounds)) samples=$((10#$samples)) cycles=$((10#$cycles)) test_timeout=$((10#$test_timeout)) run_timeout=$((10#$run_timeout))
+
+# The plan's time on an H200, printed before anything runs: GPU tests 8 s;
+# interleaved: (cycles + 20 warm-up) x 5 units x (2 synchronous launches at
+# 100 us + a batch of 64 pipelined at 40 us), twice (the kernel timer's
+# pass); per-process: 87 s per round at 0.05 s and 1000 samples (scaled);
+# KLE stats 10 s.
+est=$(awk -v c="$cycles" -v r="$rounds" -v m="$min_time" -v n="$samples" 'BEGIN {
+  il = 2 * ((c + 20) * 5 * (2 * 100e-6 + 64 * 40e-6) + 1)
+  pp = r * (80 * m / 0.05 + 7 * n / 1000)
+  printf "%d %d %d", 8 + il + pp + 10, il, pp }')
+read -r est_total est_il est_pp <<< "$est"
+echo "kle-offload: plan: GPU tests, interleaved comparison ($cycles cycles, 2 passes, about $est_il s), per-process comparison ($rounds rounds, about $est_pp s), KLE stats; estimated $est_total s on an H200 ($( [ "$est_total" -le 360 ] && echo "within" || echo "OVER") the 6-minute plan)"
+
 
 # The bundle carries every library except the C/C++ runtime and the driver:
 # say plainly if this machine's are too old, rather than let the loader fail
@@ -183,21 +209,30 @@ while IFS=$'\t' read -r test envs prefixes; do
   n=$((n + 1))
 done < "$B/gpu-tests.plan"
 
-step "transport comparison"
+step "interleaved comparison (one process, transports switched per launch)"
+python3 "$B/bench/kle-compare.py" --bench "$B/bin/kle-bench" --interleave \
+  --cycles "$cycles" --kernel-times "$B/lib/kernel-timer" --timeout "$run_timeout" \
+  --out "$R" | tee "$R/compare.txt"
+[ "${PIPESTATUS[0]}" = 0 ] || echo "kle-offload: warning: the interleaved comparison failed (see above); going on"
+
+step "transport comparison (one process per transport and round)"
 python3 "$B/bench/kle-compare.py" --bench "$B/bin/kle-bench" \
   --rounds "$rounds" --min-time "$min_time" \
   --latency-samples "$samples" \
   --kernel-times "$B/lib/kernel-timer" --timeout "$run_timeout" \
-  --out "$R" | tee "$R/compare.txt"
+  --out "$R" | tee -a "$R/compare.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || die "kle-compare.py failed"
+rm -f "$R/kle-compare.csv" # the 8-file limit: kle-compare.json has every figure
 
 step "plot"
 python3 "$B/bench/kle-plot.py" "$R/kle-compare.json" -o "$R/kle-compare.png" \
   || echo "kle-offload: warning: no plot (see above)"
+# The interleaved panels are drawn on the build machine (8-file limit):
+#   bench/kle-plot.py RESULTS/kle-interleaved.json
 
 step "KLE stats, 1000 synchronous launches per transport"
 # The transports: bench/klebench.py's list, the only one.
-transports=$(cd "$B/bench" && python3 -c 'from klebench import TRANSPORTS; print(" ".join(TRANSPORTS))')
+transports=$(python3 "$B/bench/klebench.py" transports)
 [ -n "$transports" ] || echo "kle-offload: warning: no transport list from $B/bench/klebench.py: no KLE stats" | tee -a "$R/compare.txt"
 for t in $transports; do
   LIBOMPTARGET_KLE_TRANSPORT=$t LIBOMPTARGET_KLE_STATS=1 timeout "$run_timeout" "$B/bin/kle-bench" \

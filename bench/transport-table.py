@@ -40,8 +40,7 @@ import sys
 import tempfile
 import textwrap
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from klebench import TRANSPORTS, status  # noqa: E402
+from klebench import TRANSPORTS, status
 
 PROG = "transport-table"
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -19,10 +19,12 @@ source "$(dirname "$0")/common.sh"
 KLE_PACKAGES=(clang-22 lld-22 llvm-22-dev llvm-22-tools libomp-22-dev
   libffi-dev libelf-dev libzstd-dev zlib1g-dev ninja-build cmake curl xz-utils
   patch git python3 rocm-device-libs libgtest-dev libbenchmark-dev
-  valgrind python3-matplotlib python3-tqdm libpolly-22-dev)
+  valgrind python3-matplotlib python3-tqdm python3-numpy python3-scipy
+  libpolly-22-dev)
 # valgrind: instructions per launch (bench/kle-instructions.py);
 # python3-matplotlib: the latency plot (bench/kle-plot.py); python3-tqdm:
-# kle-compare.py's progress bar; libpolly-22-dev:
+# kle-compare.py's progress bar; python3-numpy, python3-scipy: the
+# interleaved method's statistics (bench/klebench.py); libpolly-22-dev:
 # LLVM's static export set names libPolly.a, which the relocatable GPU bundle's
 # static link (bench/gpu-bundle.sh) needs present, though nothing uses it.
 

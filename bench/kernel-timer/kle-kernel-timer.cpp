@@ -37,6 +37,15 @@
 //     Thread-safe (one mutex).
 //   size_t kle_kernel_timer_dropped(void)
 //     Launches whose time was lost (an event call failed).
+//   size_t kle_kernel_timer_collect_spans(double *Ms, size_t Max, int Wait)
+//     As kle_kernel_timer_collect, for device spans: per kernel, the GPU
+//     time of the host-to-device copies queued on its stream since the
+//     stream's previous kernel (the region's maps and, for copy and staged,
+//     the KLE) plus the kernel's own time, each copy timed by an event pair
+//     around its cuMemcpyHtoDAsync. Summing busy intervals keeps host gaps
+//     between the region's submissions out; a copy's pair includes that
+//     copy's own submission (the stream is held only for the kernel: a hold
+//     ahead of a pageable copy could stall the driver's staging).
 //
 // Follows the usual CUDA event-timing pattern (CUDA C Programming Guide,
 // "Events"); nothing here changes what the plugin or kernel does.
@@ -46,6 +55,7 @@
 #include <cuda.h>
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdio>
 #include <deque>
@@ -78,6 +88,12 @@ struct PendingTy {
   CUevent Start, End;
 };
 
+/// A device span: the copies' event pairs and the kernel's (the last).
+struct SpanTy {
+  CUcontext Ctx;
+  std::vector<std::pair<CUevent, CUevent>> Pairs;
+};
+
 /// Per context: a pinned 32-bit flag the stream waits on, and the next
 /// value to release. Released values only grow (atomic max), so launches
 /// from several threads on one stream cannot stall each other.
@@ -95,6 +111,43 @@ struct TimerTy {
   std::map<CUcontext, std::vector<CUevent>> Free; // events belong to a context
   std::deque<double> DoneMs;
   size_t Dropped = 0;
+  /// Per stream: the timed copies queued since its last kernel.
+  std::map<CUstream, SpanTy> OpenSpans;
+  std::deque<SpanTy> PendingSpans; // launch order
+  std::deque<double> DoneSpanMs;
+  /// Set by the first kle_kernel_timer_collect_spans: only then are copies
+  /// timed (kernel-only passes stay as they were).
+  std::atomic<bool> SpansWanted{false};
+
+  // Moves finished spans (in order) to DoneSpanMs; never waits.
+  void harvestSpans() {
+    while (!PendingSpans.empty()) {
+      SpanTy &S = PendingSpans.front();
+      if (cuEventQuery(S.Pairs.back().second) == CUDA_ERROR_NOT_READY)
+        return;
+      double Sum = 0;
+      bool Ok = true;
+      for (auto &[B, E] : S.Pairs) {
+        float Ms = 0;
+        Ok = Ok && cuEventSynchronize(E) == CUDA_SUCCESS &&
+             cuEventElapsedTime(&Ms, B, E) == CUDA_SUCCESS;
+        Sum += Ms;
+      }
+      if (Ok)
+        DoneSpanMs.push_back(Sum);
+      else
+        ++Dropped;
+      recycle(S);
+      PendingSpans.pop_front();
+    }
+  }
+  void recycle(SpanTy &S) {
+    // The kernel's pair is PendingTy's, recycled by harvest().
+    for (size_t I = 0; I + 1 < S.Pairs.size(); ++I) {
+      Free[S.Ctx].push_back(S.Pairs[I].first);
+      Free[S.Ctx].push_back(S.Pairs[I].second);
+    }
+  }
 
   CUevent event(CUcontext Ctx) {
     std::vector<CUevent> &List = Free[Ctx];
@@ -187,17 +240,104 @@ cuLaunchKernel(CUfunction F, unsigned GX, unsigned GY, unsigned GZ,
     }
   }
   std::lock_guard<std::mutex> L(T.M);
-  if (Timed) {
+  auto Open = T.OpenSpans.find(Stream);
+  const bool Spans = T.SpansWanted.load(std::memory_order_relaxed);
+  if (Timed && Spans) {
+    // The span's kernel pair is the kernel's own: collect spans before
+    // their kernels' events are recycled (kle-bench drains both).
+    SpanTy S =
+        Open != T.OpenSpans.end() ? std::move(Open->second) : SpanTy{P.Ctx, {}};
+    S.Ctx = P.Ctx;
+    S.Pairs.push_back({P.Start, P.End});
+    T.PendingSpans.push_back(std::move(S));
+    T.Pending.push_back(P);
+    T.harvestSpans(); // before harvest() recycles the kernels' events
+    T.harvest(/*Wait=*/false);
+  } else if (Timed) {
+    if (Open != T.OpenSpans.end())
+      T.recycle(Open->second);
     T.Pending.push_back(P);
     T.harvest(/*Wait=*/false);
   } else {
+    if (Open != T.OpenSpans.end())
+      T.recycle(Open->second);
     if (R == CUDA_SUCCESS)
       ++T.Dropped;
     for (CUevent E : {P.Start, P.End})
       if (E)
         T.Free[P.Ctx].push_back(E);
   }
+  if (Open != T.OpenSpans.end())
+    T.OpenSpans.erase(Open);
   return R;
+}
+
+using CopyFnTy = CUresult (*)(CUdeviceptr, const void *, size_t, CUstream);
+
+// Host-to-device copies, timed for the device spans. The plugin looks up
+// cuMemcpyHtoDAsync_v2 (cuda.h maps the name).
+extern "C" __attribute__((visibility("default"))) CUresult
+cuMemcpyHtoDAsync(CUdeviceptr Dst, const void *Src, size_t Bytes,
+                  CUstream Stream) {
+  static CopyFnTy Real = [] {
+    void *H = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    return H ? reinterpret_cast<CopyFnTy>(dlsym(H, "cuMemcpyHtoDAsync_v2"))
+             : nullptr;
+  }();
+  if (!Real)
+    return CUDA_ERROR_NOT_FOUND;
+  TimerTy &T = timer();
+  if (!T.SpansWanted.load(std::memory_order_relaxed))
+    return Real(Dst, Src, Bytes, Stream);
+  CUcontext Ctx = nullptr;
+  CUevent B = nullptr, E = nullptr;
+  if (cuCtxGetCurrent(&Ctx) == CUDA_SUCCESS && Ctx) {
+    std::lock_guard<std::mutex> L(T.M);
+    B = T.event(Ctx);
+    E = B ? T.event(Ctx) : nullptr;
+    if (B && !E)
+      T.Free[Ctx].push_back(B);
+  }
+  bool Timed = E && cuEventRecord(B, Stream) == CUDA_SUCCESS;
+  CUresult R = Real(Dst, Src, Bytes, Stream);
+  Timed =
+      Timed && R == CUDA_SUCCESS && cuEventRecord(E, Stream) == CUDA_SUCCESS;
+  if (E) {
+    std::lock_guard<std::mutex> L(T.M);
+    if (Timed) {
+      SpanTy &S = T.OpenSpans[Stream];
+      S.Ctx = Ctx;
+      S.Pairs.push_back({B, E});
+    } else {
+      T.Free[Ctx].push_back(B);
+      T.Free[Ctx].push_back(E);
+    }
+  }
+  return R;
+}
+
+extern "C" __attribute__((visibility("default"))) size_t
+kle_kernel_timer_collect_spans(double *Ms, size_t Max, int Wait) {
+  TimerTy &T = timer();
+  T.SpansWanted.store(true, std::memory_order_relaxed);
+  if (Wait) {
+    std::vector<CUevent> Ends;
+    {
+      std::lock_guard<std::mutex> L(T.M);
+      for (const SpanTy &S : T.PendingSpans)
+        Ends.push_back(S.Pairs.back().second);
+    }
+    for (CUevent E : Ends)
+      cuEventSynchronize(E);
+  }
+  std::lock_guard<std::mutex> L(T.M);
+  T.harvestSpans();
+  size_t N = 0;
+  while (N < Max && !T.DoneSpanMs.empty()) {
+    Ms[N++] = T.DoneSpanMs.front();
+    T.DoneSpanMs.pop_front();
+  }
+  return N;
 }
 
 extern "C" __attribute__((visibility("default"))) size_t
@@ -216,6 +356,7 @@ kle_kernel_timer_collect(double *Ms, size_t Max, int Wait) {
       cuEventSynchronize(E);
   }
   std::lock_guard<std::mutex> L(T.M);
+  T.harvestSpans(); // before harvest() recycles the kernels' events
   T.harvest(/*Wait=*/false);
   size_t N = 0;
   while (N < Max && !T.DoneMs.empty()) {

@@ -36,6 +36,7 @@ extern "C" {
 #include <libelf.h>
 
 #include "core.h"
+#include "planted.h"
 #include "worker.h"
 
 #include <algorithm>
@@ -308,6 +309,7 @@ Config &cfg() {
     const standin::Config &Core =
         standin::init("kle-standin", "KLE_STANDIN_", parseResult, baseName);
     standin::setStatsNames(standin::StatsNames::Exported);
+    standin::plantedInit(); // COPY_US, SYNC_NOISE (malformed: exit 2)
     Config *C = new Config();
     if (const char *E = standin::env("DEVICES"))
       C->NumDevices = std::max(0, atoi(E));
@@ -1144,6 +1146,7 @@ CUresult doCopy(const char *What, uintptr_t Dst, bool DstIsHostArg,
     uint8_t *To = DA ? DA->host(Dst) : reinterpret_cast<uint8_t *>(Dst);
     bool SrcChanged = AtEnqueue && memcmp(AtEnqueue->data(), From, N) != 0;
     memmove(To, From, N);
+    if (SrcIsHostArg && !DstIsHostArg) standin::plantedCopyHold(); // COPY_US
     if (S && DA)
       patchQueuedLaunches(S, Self, *DA, Dst, N, SrcChanged, Src);
   };
@@ -2422,6 +2425,7 @@ EXPORT CUresult cuStreamSynchronize(CUstream H) {
   if (!S)
     return Err;
   drain(S);
+  standin::plantedSyncNoise(); // SYNC_NOISE
   return CUDA_SUCCESS;
 }
 

@@ -15,6 +15,7 @@
 
 #include "KLETransport.h"
 
+#include "KLEBenchSwitch.h"
 #include "PluginInterface.h"
 #include "Shared/APITypes.h"
 #include "Shared/Debug.h"
@@ -86,6 +87,7 @@ KLETransportTy::KLETransportTy(GenericDeviceTy &Device)
     : Device(Device), SlabAllocator(Device), SlotBuffers(Device) {}
 
 KLETransportTy::~KLETransportTy() {
+  unregisterKLEBenchTransport(*this);
   if (Pool)
     consumeError(Pool->deinit());
 }
@@ -144,6 +146,7 @@ Error KLETransportTy::init() {
        "copies %ssupported)\n",
        toString(DefaultKind).data(), Mode && Value && *Value ? Value : "auto",
        ZeroCopySupported ? "" : "not ", StagedSupported ? "" : "not ");
+  registerKLEBenchTransport(*this, ZeroCopySupported, StagedSupported);
   return Error::success();
 }
 
@@ -160,6 +163,7 @@ KLETransportStatsTy KLETransportTy::getStats() const {
 }
 
 void KLETransportTy::deinit() {
+  unregisterKLEBenchTransport(*this);
   if (!Pool)
     return;
   Deinitialized.store(true, std::memory_order_release);
@@ -244,9 +248,9 @@ Expected<KernelLaunchEnvironmentTy *> KLETransportTy::prepareUntimed(
   Launch.HasKLE = true;
 
   KLETransportChoiceTy Choice = chooseKLETransport(
-      DefaultKind, RecordReplay, ZeroCopySupported, StagedSupported, [&] {
-        return ImageABI.speaksForkABI(Device, Kernel.getImage());
-      });
+      benchKLETransport(DefaultKind), RecordReplay, ZeroCopySupported,
+      StagedSupported,
+      [&] { return ImageABI.speaksForkABI(Device, Kernel.getImage()); });
   if (Choice.Fallback)
     Pool->noteFallback(*Choice.Fallback);
   KLETransportKindTy Want = Choice.Kind;
