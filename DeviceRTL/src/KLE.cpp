@@ -57,14 +57,17 @@ void setView(uint32_t Version, uint64_t CountersWord, uint64_t BufferWord,
   KLECounters = View.Counters;
 }
 
-/// Reads the KLE and the handshake global now, and decodes them.
+/// Reads the KLE and the handshake global now, and decodes them. The KLE
+/// is read first, so that its round trip overlaps the version's read (on
+/// AMDGPU the compiler waits for a volatile load right after issuing it).
 void readNow(KernelLaunchEnvironmentTy &KernelLaunchEnvironment) {
-  const uint32_t Version =
-      *reinterpret_cast<const volatile uint32_t *>(&__kle_offload_abi_version);
   const uint64_t *Words =
       reinterpret_cast<const uint64_t *>(&KernelLaunchEnvironment);
-  setView(Version, Words[::kle::KLECountersOffset / 8],
-          Words[::kle::KLEReductionBufferOffset / 8], KernelLaunchEnvironment);
+  const uint64_t CountersWord = Words[::kle::KLECountersOffset / 8];
+  const uint64_t BufferWord = Words[::kle::KLEReductionBufferOffset / 8];
+  const uint32_t Version =
+      *reinterpret_cast<const volatile uint32_t *>(&__kle_offload_abi_version);
+  setView(Version, CountersWord, BufferWord, KernelLaunchEnvironment);
 }
 
 bool isAligned(const KernelLaunchEnvironmentTy *KLE) {
