@@ -8,20 +8,28 @@
 #   3. runs bench/kle-compare.py (zerocopy, staged, copy, no-KLE baseline;
 #      interleaved rounds; per-launch latencies; kernel-only times through
 #      the bundle's kernel timer) and bench/kle-plot.py;
-#   4. prints the KLE stats line of each transport for 1000 launches.
+#   4. prints the KLE stats line of each transport for 1000 launches;
+#   5. issue 19: the DeviceRTL A/B (bench/kle-ab.py: bin/kle-bench against
+#      bin/kle-bench-syncread, kernel-only, every transport) and
+#      bin/zerocopy-read (one mapped-memory read from one and from 132 SMs),
+#      under ncu's L2 sysmem hit/miss counters too when ncu is present.
 # Usage: run-gpu.sh [RESULTS_DIR]   (default: $OUT if set, else ./kle-results)
 # Tunables: KLE_ROUNDS (3), KLE_MIN_TIME (0.1 s), KLE_LATENCY_SAMPLES (2000),
 # KLE_CUDA_DRIVER (path of libcuda.so.1; default: /usr/local/nvidia/lib64,
 # then ldconfig), KLE_TEST_TIMEOUT (30 s per GPU test run), KLE_RUN_TIMEOUT
 # (120 s per kle-bench run, in the comparison and here), so one hang cannot
-# eat a lease. All are checked before anything runs; the driver library must
+# eat a lease. KLE_AB_ROUNDS (2) interleaved rounds of the DeviceRTL A/B,
+# KLE_AB_MIN_TIME (0.05 s) per benchmark and repetition there.
+# All are checked before anything runs; the driver library must
 # load and export cuInit.
 # Wall time on an H200 (2026-11-30, 3 transports): GPU tests 7 s, then about
 # 100 s per comparison round; with 4 transports expect about 130 s per round,
 # so about 7 minutes with the defaults. Every completed round's samples are
 # saved (kle-compare.rounds.json), so a run stopped by a time limit keeps them.
-# Results: machine.txt, gpu-tests.txt, compare.txt, kle-compare.{json,csv,png},
-# run.log (at most 8 files, so they fit the device tool's return limit).
+# Step 5 adds about 2 minutes (an estimate: not yet timed on a GPU).
+# Results: machine.txt, gpu-tests.txt, compare.txt (step 5's tables too),
+# kle-compare.{json,csv,png}, readpath.json (the A/B's samples), run.log
+# (at most 8 files, so they fit the device tool's return limit).
 set -uo pipefail
 B=$(cd "$(dirname "$0")" && pwd)
 R=${1:-${OUT:-$PWD/kle-results}}
@@ -56,6 +64,13 @@ is_int() { [[ $1 =~ ^[0-9]{1,9}$ ]]; }
 { is_int "$run_timeout" && [ $((10#$run_timeout)) -ge 1 ]; } \
   || die "KLE_RUN_TIMEOUT=$run_timeout: want a whole number of seconds per kle-bench run, at least 1"
 rounds=$((10#$rounds)) samples=$((10#$samples)) test_timeout=$((10#$test_timeout)) run_timeout=$((10#$run_timeout))
+ab_rounds=${KLE_AB_ROUNDS:-2}
+{ is_int "$ab_rounds" && [ $((10#$ab_rounds)) -ge 1 ]; } \
+  || die "KLE_AB_ROUNDS=$ab_rounds: want a whole number of DeviceRTL A/B rounds, at least 1"
+ab_rounds=$((10#$ab_rounds))
+ab_min_time=${KLE_AB_MIN_TIME:-0.05}
+[[ $ab_min_time =~ ^([0-9]+(\.[0-9]*)?|\.[0-9]+)$ ]] && awk -v v="$ab_min_time" 'BEGIN{exit !(v + 0 > 0)}' \
+  || die "KLE_AB_MIN_TIME=$ab_min_time: want a positive number of seconds per benchmark (for example 0.05)"
 
 # The bundle carries every library except the C/C++ runtime and the driver:
 # say plainly if this machine's are too old, rather than let the loader fail
@@ -219,5 +234,43 @@ for t in $transports; do
     [ $rc = 0 ] || echo "kle-offload: warning: kle-bench PipelinedReduction failed: $(kle_bench_status $rc)"
   } | sed "s/^/  $t: /" | tee -a "$R/compare.txt"
 done
+# Issue 19: where zero-copy's KLE read happens (docs/DESIGN.md). The A/B
+# runs the two DeviceRTL builds interleaved, kernel-only, under every
+# transport; the microbenchmark measures the read itself.
+step "DeviceRTL A/B: asynchronous (kle-bench) vs synchronous (kle-bench-syncread) KLE read, kernel-only"
+if [ -x "$B/bin/kle-bench-syncread" ] && [ -f "$B/bench/kle-ab.py" ]; then
+  python3 "$B/bench/kle-ab.py" --bench async="$B/bin/kle-bench" \
+    --bench sync="$B/bin/kle-bench-syncread" --rounds "$ab_rounds" --min-time "$ab_min_time" \
+    --kernel-times "$B/lib/kernel-timer" --timeout "$run_timeout" \
+    --json "$R/readpath.json" 2>&1 | tee -a "$R/compare.txt"
+  [ "${PIPESTATUS[0]}" = 0 ] || echo "kle-offload: warning: the DeviceRTL A/B failed (see above)" | tee -a "$R/compare.txt"
+else
+  echo "kle-offload: note: no bin/kle-bench-syncread or bench/kle-ab.py in this bundle: no DeviceRTL A/B"
+fi
+step "zero-copy read microbenchmark (bin/zerocopy-read)"
+if [ -x "$B/bin/zerocopy-read" ]; then
+  timeout "$run_timeout" "$B/bin/zerocopy-read" > "$drvdir/out" 2>&1
+  rc=$?
+  { cat "$drvdir/out"
+    [ $rc = 0 ] || echo "kle-offload: warning: zerocopy-read failed: $(kle_bench_status $rc)"
+  } | sed 's/^/  /' | tee -a "$R/compare.txt"
+  ncu=$(command -v ncu || true)
+  [ -n "$ncu" ] || [ ! -x /usr/local/cuda/bin/ncu ] || ncu=/usr/local/cuda/bin/ncu
+  if [ -n "$ncu" ]; then
+    for m in same lines; do
+      timeout "$run_timeout" "$ncu" --kernel-name read16 --metrics \
+        lts__t_sectors_srcunit_tex_aperture_sysmem_op_read_lookup_hit.sum,lts__t_sectors_srcunit_tex_aperture_sysmem_op_read_lookup_miss.sum \
+        "$B/bin/zerocopy-read" --only "$m" > "$drvdir/out" 2>&1
+      rc=$?
+      { grep -E 'read16|lts__t_sectors|==ERR|==WARNING' "$drvdir/out" | head -20
+        [ $rc = 0 ] || echo "kle-offload: warning: ncu on zerocopy-read --only $m failed: $(kle_bench_status $rc)"
+      } | sed "s/^/  ncu $m: /" | tee -a "$R/compare.txt"
+    done
+  else
+    echo "  no ncu on PATH or in /usr/local/cuda/bin: no L2 sysmem hit/miss counters" | tee -a "$R/compare.txt"
+  fi
+else
+  echo "kle-offload: note: no bin/zerocopy-read in this bundle"
+fi
 step "done"
 finish
