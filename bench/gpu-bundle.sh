@@ -12,6 +12,13 @@
 # The bundle (<= 64 MiB):
 #   run-gpu.sh            bench/run-gpu.sh, the one-shot script
 #   bin/kle-bench         the benchmark (sm_90 image), built as setup.sh does
+#   bin/kle-bench-syncread
+#                         the same, linked against the nvptx DeviceRTL with the
+#                         synchronous KLE read (target devicertl-syncread-nvptx):
+#                         the baseline of run-gpu.sh's DeviceRTL A/B (issue 19)
+#   bin/zerocopy-read     bench/zerocopy-read.cu (nvcc, sm_90): the cost of one
+#                         read of mapped host memory, from one and 132 SMs
+#   bench/kle-ab.py       the A/B runner
 #   bin/gpu-tests/<t>     test/gpu's programs, compiled for sm_90
 #   gpu-tests.plan        what run-gpu.sh runs for each (bench/gpu-tests.py)
 #   lib/                  libomp.so, libomptarget.so.22.1 (CUDA plugin, LLVM
@@ -173,6 +180,30 @@ chroot_check() {
   return 1
 }
 
+# Issue 19: kle-bench against the DeviceRTL with the synchronous KLE read
+# ($KLE_BUILD_DIR/bench-syncread/kle-bench; the A/B's baseline, checked to
+# hold no cp.async) and bench/zerocopy-read.cu, built with the CUDA toolkit's
+# nvcc ($KLE_BUILD_DIR/bench-syncread/zerocopy-read).
+build_read_ab() {
+  local rtl="$KLE_BUILD_DIR/bundle/devicertl-syncread-nvptx/lib/nvptx64-nvidia-cuda" d="$KLE_BUILD_DIR/bench-syncread"
+  local nvcc=${KLE_NVCC:-/usr/local/cuda/bin/nvcc}
+  [ -x "$nvcc" ] || kle_die "no nvcc at $nvcc (set KLE_NVCC): the bundle carries bench/zerocopy-read.cu, built with it"
+  kle_note "building the synchronous-read nvptx DeviceRTL and kle-bench against it (issue 19 A/B)"
+  ninja -C "$KLE_BUILD_DIR" devicertl-syncread-nvptx >>"$KLE_BUILD_DIR/offload-bundle.log" 2>&1 \
+    || { tail -20 "$KLE_BUILD_DIR/offload-bundle.log" >&2; kle_die "building target devicertl-syncread-nvptx failed (log: $KLE_BUILD_DIR/offload-bundle.log)"; }
+  [ -f "$rtl/libomptarget-nvptx.bc" ] || kle_die "devicertl-syncread-nvptx built no $rtl/libomptarget-nvptx.bc"
+  if llvm-dis-22 "$rtl/libomptarget-nvptx.bc" -o - | grep -q 'cp\.async'; then
+    kle_die "$rtl/libomptarget-nvptx.bc issues cp.async: it is not the synchronous-read DeviceRTL"
+  fi
+  cmake -G Ninja -S "$KLE_ROOT/bench" -B "$d" -DCMAKE_CXX_COMPILER=clang++-22 \
+    -DCMAKE_PREFIX_PATH="$KLE_PREFIX" -DKLE_BENCH_NVPTX_DEVICERTL="$rtl" >>"$KLE_BUILD_DIR/offload-bundle.log" 2>&1 \
+    && ninja -C "$d" kle-bench >>"$KLE_BUILD_DIR/offload-bundle.log" 2>&1 \
+    || { tail -20 "$KLE_BUILD_DIR/offload-bundle.log" >&2; kle_die "building kle-bench against the synchronous-read DeviceRTL failed (log: $KLE_BUILD_DIR/offload-bundle.log)"; }
+  "$nvcc" -O2 -std=c++17 -arch="$arch" "$KLE_ROOT/bench/zerocopy-read.cu" -o "$d/zerocopy-read" \
+    >>"$KLE_BUILD_DIR/offload-bundle.log" 2>&1 \
+    || { tail -20 "$KLE_BUILD_DIR/offload-bundle.log" >&2; kle_die "compiling bench/zerocopy-read.cu with $nvcc failed"; }
+}
+
 build() {
   [ -x "$KLE_PREFIX/share/kle-offload/kle-offload.cfg" ] || [ -f "$KLE_PREFIX/share/kle-offload/kle-offload.cfg" ] \
     || kle_die "the fork is not installed in $KLE_PREFIX; run scripts/setup.sh first."
@@ -189,6 +220,7 @@ build() {
     || { tail -20 "$KLE_BUILD_DIR/offload-bundle.log" >&2; kle_die "building target offload-bundle failed (log: $KLE_BUILD_DIR/offload-bundle.log)"; }
   local omptarget="$KLE_BUILD_DIR/bundle/offload/libomptarget.so.22.1" t
   [ -f "$omptarget" ] || kle_die "offload-bundle built no $omptarget"
+  build_read_ab
 
   rm -rf "$bundle.tmp"
   mkdir -p "$bundle.tmp"/{bin/gpu-tests,lib/kernel-timer,bench}
@@ -199,6 +231,10 @@ build() {
   cp "$KLE_ROOT/bench/run-gpu.sh" "$bundle.tmp/run-gpu.sh"
   cp "$KLE_ROOT/bench/kle-compare.py" "$KLE_ROOT/bench/kle-plot.py" \
     "$KLE_ROOT/bench/klebench.py" "$bundle.tmp/bench/"
+  # Issue 19: the DeviceRTL A/B and the zero-copy read microbenchmark.
+  cp "$KLE_BUILD_DIR/bench-syncread/kle-bench" "$bundle.tmp/bin/kle-bench-syncread"
+  cp "$KLE_BUILD_DIR/bench-syncread/zerocopy-read" "$bundle.tmp/bin/zerocopy-read"
+  cp "$KLE_ROOT/bench/kle-ab.py" "$bundle.tmp/bench/"
   for t in "$KLE_ROOT"/test/gpu/*.c; do
     clang-22 --config="$KLE_PREFIX/share/kle-offload/kle-offload.cfg" -fopenmp \
       --offload-arch="$arch" -O2 "$t" -o "$bundle.tmp/bin/gpu-tests/$(basename "$t" .c)" -ldl \

@@ -25,6 +25,14 @@
 //                           only when bench/kernel-timer's libcuda.so is
 //                           loaded (kle-compare.py --kernel-times): exposes
 //                           any slowdown from reading the KLE over the link
+//   ReductionAfterWork/teams:N/work_ns:W
+//                           the kernel time of a reduction kernel whose teams
+//                           each spin for W ns (SM clock cycles at
+//                           KLE_BENCH_SM_GHZ, default 1.98, the H200's
+//                           maximum SM clock) before the reduction: whether
+//                           a team's work hides the KLE read (issue 19);
+//                           registered only with the kernel timer, like
+//                           Kernel*; run by bench/kle-ab.py, not kle-compare
 // SyncReduction also runs with 1, 4 and 16 host threads launching at once.
 // KLE_BENCH_DEVICE selects the device (default: the default device; "gpu":
 // the first device that is not the host's);
@@ -206,6 +214,70 @@ void KernelTime(benchmark::State &State, CollectFnTy Collect) {
     State.SetIterationTime(Sum / 1e3);
   }
   State.SetItemsProcessed(State.iterations());
+}
+
+/// SM clock in GHz for ReductionAfterWork's work_ns: KLE_BENCH_SM_GHZ (a number in
+/// (0, 10]), default 1.98. An invalid value ends the program (status 2).
+double smGHz() {
+  static const double GHz = [] {
+    const char *Env = std::getenv("KLE_BENCH_SM_GHZ");
+    if (!Env || !*Env)
+      return 1.98;
+    char *End;
+    double V = std::strtod(Env, &End);
+    if (*End || !(V > 0 && V <= 10)) {
+      std::fprintf(stderr, "kle-bench: error: KLE_BENCH_SM_GHZ=\"%s\" is not "
+                           "an SM clock in GHz (for example 1.98)\n", Env);
+      std::exit(2);
+    }
+    return V;
+  }();
+  return GHz;
+}
+
+/// One iteration per team (dist_schedule(static, 1)): the thread that runs it
+/// spins for \p Cycles clock cycles, then adds to the cross-team reduction,
+/// so each team's work before its reduction is at least \p Cycles.
+[[gnu::noinline]] long workReductionLaunch(int Dev, int Teams, long Cycles) {
+  long S = 0;
+#pragma omp target teams distribute parallel for device(Dev) num_teams(Teams) \
+    dist_schedule(static, 1) reduction(+ : S) map(tofrom : S)
+  for (int I = 0; I < Teams; ++I) {
+    const long T0 = static_cast<long>(__builtin_readcyclecounter());
+    while (static_cast<long>(__builtin_readcyclecounter()) - T0 < Cycles) {
+    }
+    S += I;
+  }
+  return S;
+}
+
+void ReductionAfterWork(benchmark::State &State, CollectFnTy Collect) {
+  const int Dev = benchDevice(), Teams = static_cast<int>(State.range(0));
+  const long Cycles = static_cast<long>(State.range(1) * smGHz());
+  double Ms[16];
+  workReductionLaunch(Dev, Teams, Cycles);
+  while (Collect(Ms, 16, 1) == 16) {
+  }
+  for (auto _ : State) {
+    benchmark::DoNotOptimize(workReductionLaunch(Dev, Teams, Cycles));
+    double Sum = 0;
+    size_t N = Collect(Ms, 16, /*Wait=*/1);
+    for (size_t I = 0; I < N; ++I)
+      Sum += Ms[I];
+    if (!N) {
+      State.SkipWithError("the kernel timer returned no time for a launch");
+      break;
+    }
+    State.SetIterationTime(Sum / 1e3);
+  }
+  State.SetItemsProcessed(State.iterations());
+}
+
+void workArgs(benchmark::internal::Benchmark *B) {
+  B->ArgNames({"teams", "work_ns"});
+  for (int Teams : {1, 132, 16384})
+    for (int WorkNs : {0, 2000, 10000})
+      B->Args({Teams, WorkNs});
 }
 
 // Per-launch latencies as JSON on stdout (see the header).
@@ -684,6 +756,13 @@ int main(int argc, char **argv) {
       teamCounts(B);
       B->UseManualTime();
     }
+  }
+  // Issue 19: kernels whose teams work before reducing (kernel timer only).
+  if (CollectFnTy Collect = kernelTimer()) {
+    smGHz(); // a bad KLE_BENCH_SM_GHZ stops the run before any benchmark
+    benchmark::RegisterBenchmark("ReductionAfterWork", ReductionAfterWork, Collect)
+        ->Apply(workArgs)
+        ->UseManualTime();
   }
   const char *Transport = std::getenv("LIBOMPTARGET_KLE_TRANSPORT");
   benchmark::AddCustomContext("kle_device", std::to_string(benchDevice()));

@@ -12,26 +12,34 @@
 #      cost table and paired differences with CIs (kle-interleaved.json);
 #   4. runs bench/kle-compare.py the per-process way (rounds of one process
 #      per transport, as before) and bench/kle-plot.py;
-#   5. prints the KLE stats line of each transport for 1000 launches.
+#   5. prints the KLE stats line of each transport for 1000 launches;
+#   6. the DeviceRTL A/B (bench/kle-ab.py: bin/kle-bench against
+#      bin/kle-bench-syncread, kernel-only, every transport) and
+#      bin/zerocopy-read (one mapped-memory read from one and from 132 SMs),
+#      under ncu's L2 sysmem hit/miss counters too when ncu is present.
 # Usage: run-gpu.sh [RESULTS_DIR]   (default: $OUT if set, else ./kle-results)
 # Tunables: KLE_CYCLES (2000 interleaved cycles per benchmark), KLE_ROUNDS
 # (2), KLE_MIN_TIME (0.05 s), KLE_LATENCY_SAMPLES (1000),
 # KLE_CUDA_DRIVER (path of libcuda.so.1; default: /usr/local/nvidia/lib64,
 # then ldconfig), KLE_TEST_TIMEOUT (30 s per GPU test run), KLE_RUN_TIMEOUT
 # (120 s per kle-bench run, in the comparison and here), so one hang cannot
-# eat a lease. All are checked before anything runs; the driver library must
+# eat a lease. KLE_AB_ROUNDS (2) interleaved rounds of the DeviceRTL A/B,
+# KLE_AB_MIN_TIME (0.05 s) per benchmark and repetition there.
+# All are checked before anything runs; the driver library must
 # load and export cuInit.
-# Wall time on an H200: at most 6 minutes with the defaults; the estimate is
-# printed first (measured 2026-11-30: GPU tests 8 s, about 87 s per
-# per-process round with 4 transports at 0.05 s and 1000 samples; the
-# interleaved passes are estimated from 100 us per synchronous launch and
-# 40 us per pipelined one). Results are written after each block: the
+# Wall time on an H200: at most 6 minutes for steps 1-5 with the defaults,
+# about 8 with step 6; the estimate is printed first (measured 2026-11-30:
+# GPU tests 8 s, about 87 s per per-process round with 4 transports at
+# 0.05 s and 1000 samples; the interleaved passes are estimated from 100 us
+# per synchronous launch and 40 us per pipelined one; step 6 is an estimate,
+# not yet timed on a GPU). Results are written after each block: the
 # interleaved JSON after each of its passes, every completed per-process
-# round's samples (kle-compare.rounds.json), so a run stopped by a time
-# limit keeps them.
-# Results: machine.txt, gpu-tests.txt, compare.txt, kle-interleaved.{json,csv},
-# kle-compare.{json,png}, run.log (8 files: the device tool's return limit;
-# the per-process CSV is left out, its JSON has every figure).
+# round's samples (kle-compare.rounds.json), the A/B's samples, so a run
+# stopped by a time limit keeps them.
+# Results: machine.txt, gpu-tests.txt, compare.txt (step 6's tables too),
+# kle-interleaved.json, kle-compare.{json,png}, readpath.json, run.log
+# (8 files: the device tool's return limit; both CSVs are left out, the
+# JSON files have every figure).
 set -uo pipefail
 B=$(cd "$(dirname "$0")" && pwd)
 R=${1:-${OUT:-$PWD/kle-results}}
@@ -69,19 +77,28 @@ is_int() { [[ $1 =~ ^[0-9]{1,9}$ ]]; }
 { is_int "$run_timeout" && [ $((10#$run_timeout)) -ge 1 ]; } \
   || die "KLE_RUN_TIMEOUT=$run_timeout: want a whole number of seconds per kle-bench run, at least 1"
 rounds=$((10#$rounds)) samples=$((10#$samples)) cycles=$((10#$cycles)) test_timeout=$((10#$test_timeout)) run_timeout=$((10#$run_timeout))
+ab_rounds=${KLE_AB_ROUNDS:-2}
+{ is_int "$ab_rounds" && [ $((10#$ab_rounds)) -ge 1 ]; } \
+  || die "KLE_AB_ROUNDS=$ab_rounds: want a whole number of DeviceRTL A/B rounds, at least 1"
+ab_rounds=$((10#$ab_rounds))
+ab_min_time=${KLE_AB_MIN_TIME:-0.05}
+[[ $ab_min_time =~ ^([0-9]+(\.[0-9]*)?|\.[0-9]+)$ ]] && awk -v v="$ab_min_time" 'BEGIN{exit !(v + 0 > 0)}' \
+  || die "KLE_AB_MIN_TIME=$ab_min_time: want a positive number of seconds per benchmark (for example 0.05)"
 
 # The plan's time on an H200, printed before anything runs: GPU tests 8 s;
 # interleaved: (cycles + 20 warm-up) x 5 units x (2 synchronous launches at
 # 100 us + a batch of 64 pipelined at 40 us), twice (the kernel timer's
 # pass); per-process: 87 s per round at 0.05 s and 1000 samples (scaled);
-# KLE stats 10 s.
-est=$(awk -v c="$cycles" -v r="$rounds" -v m="$min_time" -v n="$samples" 'BEGIN {
+# KLE stats 10 s; DeviceRTL A/B: about 50 s per round at 0.05 s (scaled),
+# plus 20 s for the read microbenchmark.
+est=$(awk -v c="$cycles" -v r="$rounds" -v m="$min_time" -v n="$samples" \
+          -v ar="$ab_rounds" -v am="$ab_min_time" 'BEGIN {
   il = 2 * ((c + 20) * 5 * (2 * 100e-6 + 64 * 40e-6) + 1)
   pp = r * (80 * m / 0.05 + 7 * n / 1000)
-  printf "%d %d %d", 8 + il + pp + 10, il, pp }')
-read -r est_total est_il est_pp <<< "$est"
-echo "kle-offload: plan: GPU tests, interleaved comparison ($cycles cycles, 2 passes, about $est_il s), per-process comparison ($rounds rounds, about $est_pp s), KLE stats; estimated $est_total s on an H200 ($( [ "$est_total" -le 360 ] && echo "within" || echo "OVER") the 6-minute plan)"
-
+  ab = ar * 50 * am / 0.05 + 20
+  printf "%d %d %d %d %d", 8 + il + pp + 10, il, pp, ab, 8 + il + pp + 10 + ab }')
+read -r est_main est_il est_pp est_ab est_total <<< "$est"
+echo "kle-offload: plan: GPU tests, interleaved comparison ($cycles cycles, 2 passes, about $est_il s), per-process comparison ($rounds rounds, about $est_pp s), KLE stats: about $est_main s on an H200 ($( [ "$est_main" -le 360 ] && echo "within" || echo "OVER") the 6-minute plan); then the DeviceRTL A/B ($ab_rounds rounds) and the read microbenchmark, about $est_ab s: $est_total s in all ($( [ "$est_total" -le 480 ] && echo "within" || echo "OVER") one 8-minute call)"
 
 # The bundle carries every library except the C/C++ runtime and the driver:
 # say plainly if this machine's are too old, rather than let the loader fail
@@ -214,6 +231,8 @@ python3 "$B/bench/kle-compare.py" --bench "$B/bin/kle-bench" --interleave \
   --cycles "$cycles" --kernel-times "$B/lib/kernel-timer" --timeout "$run_timeout" \
   --out "$R" | tee "$R/compare.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || echo "kle-offload: warning: the interleaved comparison failed (see above); going on"
+# The 8-file limit: kle-interleaved.json has every figure of the CSV.
+rm -f "$R/kle-interleaved.csv"
 
 step "transport comparison (one process per transport and round)"
 python3 "$B/bench/kle-compare.py" --bench "$B/bin/kle-bench" \
@@ -254,5 +273,43 @@ for t in $transports; do
     [ $rc = 0 ] || echo "kle-offload: warning: kle-bench PipelinedReduction failed: $(kle_bench_status $rc)"
   } | sed "s/^/  $t: /" | tee -a "$R/compare.txt"
 done
+# Issue 19: where zero-copy's KLE read happens (docs/DESIGN.md). The A/B
+# runs the two DeviceRTL builds interleaved, kernel-only, under every
+# transport; the microbenchmark measures the read itself.
+step "DeviceRTL A/B: asynchronous (kle-bench) vs synchronous (kle-bench-syncread) KLE read, kernel-only"
+if [ -x "$B/bin/kle-bench-syncread" ] && [ -f "$B/bench/kle-ab.py" ]; then
+  python3 "$B/bench/kle-ab.py" --bench async="$B/bin/kle-bench" \
+    --bench sync="$B/bin/kle-bench-syncread" --rounds "$ab_rounds" --min-time "$ab_min_time" \
+    --kernel-times "$B/lib/kernel-timer" --timeout "$run_timeout" \
+    --json "$R/readpath.json" 2>&1 | tee -a "$R/compare.txt"
+  [ "${PIPESTATUS[0]}" = 0 ] || echo "kle-offload: warning: the DeviceRTL A/B failed (see above)" | tee -a "$R/compare.txt"
+else
+  echo "kle-offload: note: no bin/kle-bench-syncread or bench/kle-ab.py in this bundle: no DeviceRTL A/B"
+fi
+step "zero-copy read microbenchmark (bin/zerocopy-read)"
+if [ -x "$B/bin/zerocopy-read" ]; then
+  timeout "$run_timeout" "$B/bin/zerocopy-read" > "$drvdir/out" 2>&1
+  rc=$?
+  { cat "$drvdir/out"
+    [ $rc = 0 ] || echo "kle-offload: warning: zerocopy-read failed: $(kle_bench_status $rc)"
+  } | sed 's/^/  /' | tee -a "$R/compare.txt"
+  ncu=$(command -v ncu || true)
+  [ -n "$ncu" ] || [ ! -x /usr/local/cuda/bin/ncu ] || ncu=/usr/local/cuda/bin/ncu
+  if [ -n "$ncu" ]; then
+    for m in same lines; do
+      timeout "$run_timeout" "$ncu" --kernel-name read16 --metrics \
+        lts__t_sectors_srcunit_tex_aperture_sysmem_op_read_lookup_hit.sum,lts__t_sectors_srcunit_tex_aperture_sysmem_op_read_lookup_miss.sum \
+        "$B/bin/zerocopy-read" --only "$m" > "$drvdir/out" 2>&1
+      rc=$?
+      { grep -E 'read16|lts__t_sectors|==ERR|==WARNING' "$drvdir/out" | head -20
+        [ $rc = 0 ] || echo "kle-offload: warning: ncu on zerocopy-read --only $m failed: $(kle_bench_status $rc)"
+      } | sed "s/^/  ncu $m: /" | tee -a "$R/compare.txt"
+    done
+  else
+    echo "  no ncu on PATH or in /usr/local/cuda/bin: no L2 sysmem hit/miss counters" | tee -a "$R/compare.txt"
+  fi
+else
+  echo "kle-offload: note: no bin/zerocopy-read in this bundle"
+fi
 step "done"
 finish

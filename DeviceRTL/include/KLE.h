@@ -7,11 +7,15 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The DeviceRTL reads the KLE (dyn_ptr) once per team, in state::init, and
-// keeps the decoded fields in team-local memory. The teams reduction
-// (Reduction.cpp) then never touches the KLE again: its atomics go to the
-// counters, which are in device memory under every transport. Layout:
-// Shared/KLEAbi.h.
+// The DeviceRTL reads the KLE (dyn_ptr) once per team and keeps the decoded
+// fields in team-local memory. The initial thread issues the read in
+// state::init; on sm_80 and later it is an asynchronous copy (cp.async) that
+// the same thread completes in waitTeam, where the teams reduction first
+// needs the values; on other targets it completes in state::init, before the
+// team's first barrier (docs/DESIGN.md "Where zero-copy's read happens").
+// The teams reduction (Reduction.cpp) never touches the KLE itself: its
+// atomics go to the counters, which are in device memory under every
+// transport. Layout: Shared/KLEAbi.h.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +33,18 @@ namespace kle {
 /// cross-team reduction (otherwise dyn_ptr is the ~0 sentinel or null).
 void initTeam(KernelEnvironmentTy &KernelEnvironment,
               KernelLaunchEnvironmentTy &KernelLaunchEnvironment);
+
+/// Completes the read initTeam issued and decodes it; a no-op where initTeam
+/// read synchronously. Only the thread that called initTeam (the teams
+/// reduction's master: thread 0 in SPMD mode, the main thread in generic
+/// mode) may call it, before its first use of the accessors below; other
+/// threads see the values only after a team barrier that follows the call
+/// (teamNeedsBarrier).
+void waitTeam();
+
+/// True if other threads of the team may read the accessors below only after
+/// a team barrier that follows waitTeam (the read was asynchronous).
+bool teamNeedsBarrier();
 
 /// The teams-reduction counters: device memory, zero at launch start.
 uint32_t &reductionCnt();

@@ -22,6 +22,64 @@ using namespace ompx;
 namespace {
 [[clang::loader_uninitialized]] static Local<void *> KLEReductionBuffer;
 [[clang::loader_uninitialized]] static Local<uint32_t *> KLECounters;
+/// The asynchronous read's destination: the KLE's two words and the
+/// handshake global's value, valid once the initial thread waited.
+[[clang::loader_uninitialized, gnu::aligned(16)]] static Local<uint64_t[2]>
+    KLERaw;
+[[clang::loader_uninitialized, gnu::aligned(4)]] static Local<uint32_t>
+    KLERawVersion;
+
+/// True where initTeam issues the KLE read asynchronously: sm_80 and later
+/// (cp.async), decided when the bitcode is linked for its target
+/// (__nvvm_reflect, as Reduction.cpp does for sm_70). Built with
+/// KLE_DEVICERTL_SYNC_READ, every target reads synchronously (the A/B
+/// baseline, bench/gpu-bundle.sh).
+bool readsAsync() {
+#if defined(__NVPTX__) && !defined(KLE_DEVICERTL_SYNC_READ) &&                \
+    __has_builtin(__nvvm_reflect)
+  return __nvvm_reflect("__CUDA_ARCH") >= 800;
+#else
+  return false;
+#endif
+}
+
+/// The view the DeviceRTL uses: the KLE's words decoded (Shared/KLEAbi.h),
+/// or upstream's layout if the image's handshake global is not the version
+/// this code reads.
+void setView(uint32_t Version, uint64_t CountersWord, uint64_t BufferWord,
+             KernelLaunchEnvironmentTy &KernelLaunchEnvironment) {
+  ::kle::KLEViewTy View =
+      ::kle::decodeKLEWords(CountersWord, BufferWord, &KernelLaunchEnvironment);
+  if (Version != KLE_ABI_VERSION) // not the layout this code reads: upstream's
+    View = {reinterpret_cast<void *>(BufferWord),
+            &KernelLaunchEnvironment.ReductionCnt};
+  KLEReductionBuffer = View.ReductionBuffer;
+  KLECounters = View.Counters;
+}
+
+/// Reads the KLE and the handshake global now, and decodes them. The KLE
+/// is read first, so that its round trip overlaps the version's read (on
+/// AMDGPU the compiler waits for a volatile load right after issuing it).
+void readNow(KernelLaunchEnvironmentTy &KernelLaunchEnvironment) {
+  const uint64_t *Words =
+      reinterpret_cast<const uint64_t *>(&KernelLaunchEnvironment);
+  const uint64_t CountersWord = Words[::kle::KLECountersOffset / 8];
+  const uint64_t BufferWord = Words[::kle::KLEReductionBufferOffset / 8];
+  const uint32_t Version =
+      *reinterpret_cast<const volatile uint32_t *>(&__kle_offload_abi_version);
+  setView(Version, CountersWord, BufferWord, KernelLaunchEnvironment);
+}
+
+bool isAligned(const KernelLaunchEnvironmentTy *KLE) {
+  return !(reinterpret_cast<uintptr_t>(KLE) % 16);
+}
+
+#if defined(__NVPTX__)
+/// Shared-window address of team-local \p P, as cp.async's [dst] operand.
+uint32_t sharedAddress(Local<void> *P) {
+  return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(P));
+}
+#endif
 } // namespace
 
 void ompx::kle::initTeam(KernelEnvironmentTy &KernelEnvironment,
@@ -40,22 +98,67 @@ void ompx::kle::initTeam(KernelEnvironmentTy &KernelEnvironment,
     KLECounters = nullptr;
     return;
   }
-  // A real load, which the code generator keeps: the linked image then holds
-  // a relocation against the handshake global in this kernel's own code,
-  // which is how the plugin proves, kernel by kernel, that the DeviceRTL a
-  // kernel was built with reads the zero-copy layout (KLEImageABI.cpp). A
-  // stock kernel never has one, even where nvlink kept it in place of a fork
-  // unit's copy of the same weak kernel. One 4-byte load per team, only in
-  // kernels with a cross-team reduction.
-  const uint32_t Version =
-      *reinterpret_cast<const volatile uint32_t *>(&__kle_offload_abi_version);
-  ::kle::KLEViewTy View = ::kle::decodeKLE(&KernelLaunchEnvironment);
-  if (Version != KLE_ABI_VERSION) // not the layout this code reads: upstream's
-    View = {KernelLaunchEnvironment.ReductionBuffer,
-            &KernelLaunchEnvironment.ReductionCnt};
-  KLEReductionBuffer = View.ReductionBuffer;
-  KLECounters = View.Counters;
+  // Both paths below read the handshake global, a real read the code
+  // generator keeps: the linked image then holds a relocation against it in
+  // this kernel's own code, which is how the plugin proves, kernel by kernel,
+  // that the DeviceRTL a kernel was built with reads the zero-copy layout
+  // (KLEImageABI.cpp). A stock kernel never has one, even where nvlink kept
+  // it in place of a fork unit's copy of the same weak kernel. Only kernels
+  // with a cross-team reduction read anything.
+#if defined(__NVPTX__)
+  if (readsAsync()) {
+    // sm_80+: copy the 16 bytes (and the version) into team-local memory
+    // without waiting; waitTeam completes the copy where the values are
+    // first used, so the round trip to a zero-copy KLE in host memory
+    // overlaps the team's work instead of holding the team at its first
+    // barrier. Device and mapped host memory are both in the global window.
+    // A KLE that is not 16-byte aligned (no plugin allocates one) cannot be
+    // copied so: waitTeam reads it then.
+    if (isAligned(&KernelLaunchEnvironment)) {
+      asm volatile("{\n\t"
+                   ".reg .u64 %%kle_g;\n\t"
+                   "cvta.to.global.u64 %%kle_g, %1;\n\t"
+                   "cp.async.cg.shared.global [%0], [%%kle_g], 16;\n\t"
+                   "}"
+                   :
+                   : "r"(sharedAddress(&KLERaw)), "l"(&KernelLaunchEnvironment)
+                   : "memory");
+      asm volatile("{\n\t"
+                   ".reg .u64 %%kle_v;\n\t"
+                   "cvta.to.global.u64 %%kle_v, %1;\n\t"
+                   "cp.async.ca.shared.global [%0], [%%kle_v], 4;\n\t"
+                   "}"
+                   :
+                   : "r"(sharedAddress(&KLERawVersion)),
+                     "l"(&__kle_offload_abi_version)
+                   : "memory");
+      asm volatile("cp.async.commit_group;" ::: "memory");
+    }
+    return;
+  }
+#endif
+  // Every other target: one synchronous 16-byte read, decoded before the
+  // team's first barrier (docs/DESIGN.md "Where zero-copy's read happens").
+  readNow(KernelLaunchEnvironment);
 }
+
+void ompx::kle::waitTeam() {
+  if (!readsAsync())
+    return;
+#if defined(__NVPTX__)
+  KernelLaunchEnvironmentTy &KernelLaunchEnvironment =
+      state::getKernelLaunchEnvironment();
+  if (!isAligned(&KernelLaunchEnvironment)) {
+    readNow(KernelLaunchEnvironment);
+    return;
+  }
+  asm volatile("cp.async.wait_group 0;" ::: "memory");
+  setView(KLERawVersion, KLERaw[::kle::KLECountersOffset / 8],
+          KLERaw[::kle::KLEReductionBufferOffset / 8], KernelLaunchEnvironment);
+#endif
+}
+
+bool ompx::kle::teamNeedsBarrier() { return readsAsync(); }
 
 uint32_t &ompx::kle::reductionCnt() { return KLECounters[0]; }
 uint32_t &ompx::kle::reductionIterCnt() { return KLECounters[1]; }

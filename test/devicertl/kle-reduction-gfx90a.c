@@ -1,6 +1,6 @@
 // The gfx90a device code of a real teams-reduction program, as linked (LTO)
 // against the fork's DeviceRTL: the kernel reads the KLE through dyn_ptr
-// once (the tagged ReductionBuffer word at +8, the counters word at +0),
+// once (the counters word at +0, the tagged ReductionBuffer word at +8),
 // keeps the decoded pointers in team-local (LDS) memory, and the reduction's
 // device-scope atomics go through the decoded counters pointer, never
 // through dyn_ptr itself. The image exports the KLE ABI version (handshake).
@@ -23,11 +23,11 @@ int main(void) {
 // CHECK: @__kle_offload_abi_version = weak protected addrspace(4) constant i32 1
 // CHECK: define {{.*}}amdgpu_kernel void @__omp_offloading_{{.*}}_main_l{{[0-9]+}}(ptr noalias noundef %[[DYN:[0-9]+]],
 // CHECK: %[[KLE:[0-9]+]] = addrspacecast ptr %[[DYN]] to ptr addrspace(1)
-// Decode once: the ReductionBuffer word (+8) with its tag bit ...
+// Decode once: the counters word (+0) and the ReductionBuffer word (+8),
+// its tag bit tested, stored to team-local memory.
+// CHECK: load i64, ptr addrspace(1) %[[KLE]]
 // CHECK: getelementptr inbounds i8, ptr addrspace(1) %[[KLE]], i64 8
 // CHECK: and i64 %{{[0-9]+}}, 1
-// ... and the counters word (+0), stored to team-local memory.
-// CHECK: load i64, ptr addrspace(1) %[[KLE]]
 // CHECK: store ptr %{{[0-9]+}}, ptr addrspace(3) {{.*}}.lds, i32 0, i32 {{[0-9]+}})
 // CHECK: store ptr %{{[0-9]+}}, ptr addrspace(3) {{.*}}.lds, i32 0, i32 [[CNTF:[0-9]+]])
 // CHECK-NOT: atomicrmw {{.*}}ptr {{(addrspace\(1\) )?}}%[[KLE]],

@@ -85,17 +85,26 @@ struct KLEViewTy {
   uint32_t *Counters;
 };
 
+/// Decode a KLE from its two words, \p CountersWord (offset 0) and
+/// \p BufferWord (offset 8), as read from the KLE at device address \p KLE
+/// (used only for the upstream layout's counters, which live in the KLE).
+/// Reads no memory.
+inline KLEViewTy decodeKLEWords(uint64_t CountersWord, uint64_t BufferWord,
+                                void *KLE) {
+  if (BufferWord & KLEDeviceCountersTag)
+    return {reinterpret_cast<void *>(BufferWord & ~KLEDeviceCountersTag),
+            reinterpret_cast<uint32_t *>(CountersWord)};
+  return {reinterpret_cast<void *>(BufferWord),
+          reinterpret_cast<uint32_t *>(static_cast<char *>(KLE) +
+                                       KLECountersOffset)};
+}
+
 /// Decode the 16 bytes of a KLE whose device address is \p KLE: one 16-byte
 /// read (two 8-byte loads) of the KLE, nothing else.
 inline KLEViewTy decodeKLE(void *KLE) {
   uint64_t *Words = static_cast<uint64_t *>(KLE);
-  uint64_t Buffer = Words[KLEReductionBufferOffset / 8];
-  if (Buffer & KLEDeviceCountersTag)
-    return {reinterpret_cast<void *>(Buffer & ~KLEDeviceCountersTag),
-            reinterpret_cast<uint32_t *>(Words[KLECountersOffset / 8])};
-  return {reinterpret_cast<void *>(Buffer),
-          reinterpret_cast<uint32_t *>(static_cast<char *>(KLE) +
-                                       KLECountersOffset)};
+  return decodeKLEWords(Words[KLECountersOffset / 8],
+                        Words[KLEReductionBufferOffset / 8], KLE);
 }
 
 } // namespace kle
