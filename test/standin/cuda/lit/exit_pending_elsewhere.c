@@ -32,6 +32,7 @@
 #include <unistd.h>
 #include <omp.h>
 static long s[4];
+static int issued;
 static void issue(void) {
   for (int k = 0; k < 4; ++k) {
     long *r = &s[k];
@@ -50,11 +51,15 @@ int main(int argc, char **argv) {
   if (!strcmp(shape, "other")) {
 #pragma omp parallel num_threads(2)
     {
+      // Thread 0 exits once thread 1 has created its nowait regions (not
+      // after a fixed delay, which a loaded machine can outlast).
       if (omp_get_thread_num() == 1) {
         issue();
+        __atomic_store_n(&issued, 1, __ATOMIC_RELEASE);
         sleep(5);
       } else {
-        usleep(50000);
+        while (!__atomic_load_n(&issued, __ATOMIC_ACQUIRE))
+          usleep(1000);
         bye();
       }
     }
