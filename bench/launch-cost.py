@@ -226,7 +226,10 @@ def calls(a):
 
 
 def latency(a):
-    import numpy as np
+    try:
+        import numpy as np
+    except ImportError:
+        die("the latency mode needs numpy (Debian package python3-numpy; /usr/bin/python3)")
     pairs = []
     for i in range(a.pairs):
         order = ("fork", "stock") if i % 2 == 0 else ("stock", "fork")
