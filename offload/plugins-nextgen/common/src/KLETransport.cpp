@@ -335,18 +335,20 @@ void KLETransportTy::recycleAfterSynchronization(
 }
 
 Error KLETransportTy::recycleCompletedQueue(__tgt_async_info &AsyncInfo) {
-  SmallVector<uint64_t, 1> Ids;
-  std::swap(Ids, AsyncInfo.KLESlotIds);
-  uint64_t Id = AsyncInfo.KLESlotId.exchange(kle::KLESlotTy::InvalidId,
-                                             std::memory_order_acq_rel);
-  if (Id != kle::KLESlotTy::InvalidId)
-    Ids.push_back(Id);
-  // After deinit the slabs are gone: a late synchronize has nothing to give.
-  if (Ids.empty() || Deinitialized.load(std::memory_order_acquire))
+  // The caller holds AsyncInfo.Mutex, so KLESlotIds is read in place.
+  const uint64_t First = AsyncInfo.KLESlotId.exchange(
+      kle::KLESlotTy::InvalidId, std::memory_order_acq_rel);
+  if (First == kle::KLESlotTy::InvalidId && AsyncInfo.KLESlotIds.empty())
     return Error::success();
-  PathTimerTy Timer(TimePath, PathNs);
   Error Result = Error::success();
-  for (uint64_t SlotId : Ids)
-    Result = joinErrors(std::move(Result), Pool->recycle(SlotId));
+  // After deinit the slabs are gone: a late synchronize has nothing to give.
+  if (!Deinitialized.load(std::memory_order_acquire)) {
+    PathTimerTy Timer(TimePath, PathNs);
+    for (uint64_t Id : AsyncInfo.KLESlotIds)
+      Result = joinErrors(std::move(Result), Pool->recycle(Id));
+    if (First != kle::KLESlotTy::InvalidId)
+      Result = joinErrors(std::move(Result), Pool->recycle(First));
+  }
+  AsyncInfo.KLESlotIds.clear();
   return Result;
 }
