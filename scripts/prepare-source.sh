@@ -85,7 +85,9 @@ while IFS=$'\t' read -r from to; do
     kle_die "overlay $from would replace $to, which exists in the base, a patch of the series or an earlier overlay; change upstream files with a patch instead."
   fi
   mkdir -p "$(dirname "$tmp/$to")"
-  cp -p "$OVERLAY_ROOT/$from" "$tmp/$to"
+  # Not cp -p: a placed file must be newer than objects built from an
+  # earlier copy of it (test/scripts/prepare-overlay-mtime.test).
+  cp "$OVERLAY_ROOT/$from" "$tmp/$to"
   placed=$((placed + 1))
 done < <(overlay_files)
 
