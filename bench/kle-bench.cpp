@@ -149,35 +149,40 @@ void SyncBaseline(benchmark::State &State) {
   State.SetItemsProcessed(State.iterations());
 }
 
-template <bool Reduction> void Pipelined(benchmark::State &State) {
-  const int Dev = benchDevice(), N = static_cast<int>(State.range(0));
+/// One pipelined batch: \p N nowait launches (8 teams), then one taskwait.
+void pipelinedBatch(int Dev, bool Reduction, int N) {
   long Out[64] = {0};
-  for (auto _ : State) {
 #pragma omp parallel num_threads(1)
 #pragma omp single
-    {
-      for (int K = 0; K < N; ++K) {
-        long *P = &Out[K % 64];
-        if (Reduction) {
+  {
+    for (int K = 0; K < N; ++K) {
+      long *P = &Out[K % 64];
+      if (Reduction) {
 #pragma omp target teams distribute parallel for device(Dev) num_teams(8)     \
     reduction(+ : P[0 : 1]) map(tofrom : P[0 : 1]) nowait
-          for (int I = 0; I < LoopTrip; ++I)
+        for (int I = 0; I < LoopTrip; ++I)
+          P[0] += 1;
+      } else {
+#pragma omp target teams distribute parallel for device(Dev) num_teams(8)      \
+    map(tofrom                                                                 \
+        : P [0:1]) nowait
+        for (int I = 0; I < LoopTrip; ++I)
+          if (I == 0)
             P[0] += 1;
-        } else {
-#pragma omp target teams distribute parallel for device(Dev) num_teams(8)     \
-    map(tofrom : P[0 : 1]) nowait
-          for (int I = 0; I < LoopTrip; ++I)
-            if (I == 0)
-              P[0] += 1;
-        }
-        if (K % 64 == 63) { // at most 64 in flight: disjoint variables
-#pragma omp taskwait
-        }
       }
+      if (K % 64 == 63) { // at most 64 in flight: disjoint variables
 #pragma omp taskwait
+      }
     }
+#pragma omp taskwait
   }
   benchmark::DoNotOptimize(Out);
+}
+
+template <bool Reduction> void Pipelined(benchmark::State &State) {
+  const int Dev = benchDevice(), N = static_cast<int>(State.range(0));
+  for (auto _ : State)
+    pipelinedBatch(Dev, Reduction, N);
   State.SetItemsProcessed(State.iterations() * N);
 }
 
@@ -427,36 +432,6 @@ double drainTimer(CollectFnTy Collect, CollectFnTy Also) {
   if (Also)
     drainTimer(Also, nullptr);
   return Sum;
-}
-
-/// One pipelined batch: \p N nowait launches (8 teams), then one taskwait.
-void pipelinedBatch(int Dev, bool Reduction, int N) {
-  long Out[64] = {0};
-#pragma omp parallel num_threads(1)
-#pragma omp single
-  {
-    for (int K = 0; K < N; ++K) {
-      long *P = &Out[K % 64];
-      if (Reduction) {
-#pragma omp target teams distribute parallel for device(Dev) num_teams(8)     \
-    reduction(+ : P[0 : 1]) map(tofrom : P[0 : 1]) nowait
-        for (int I = 0; I < LoopTrip; ++I)
-          P[0] += 1;
-      } else {
-#pragma omp target teams distribute parallel for device(Dev) num_teams(8)      \
-    map(tofrom                                                                 \
-        : P [0:1]) nowait
-        for (int I = 0; I < LoopTrip; ++I)
-          if (I == 0)
-            P[0] += 1;
-      }
-      if (K % 64 == 63) {
-#pragma omp taskwait
-      }
-    }
-#pragma omp taskwait
-  }
-  benchmark::DoNotOptimize(Out);
 }
 
 /// --interleave: the transports and the no-KLE baseline ("units") take turns
