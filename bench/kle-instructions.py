@@ -27,8 +27,9 @@ Metrics (rows of the table):
                         libomptarget and the CUDA plugin, the stand-in and its
                         stream thread.
   KLE path incl. driver the KLE's per-launch life in the plugin: the inclusive
-                        cost of every call into KLE code (class KLETransportTy
-                        and the kle:: slot pool) from outside it -- per launch
+                        cost of every call into KLE code (KLE_FN: namespace
+                        kle and the plugin's KLE* classes and functions) from
+                        outside it -- per launch
                         KLETransportTy::prepare (with the per-kind paths,
                         the slot pool and the image-ABI cache inside it),
                         ::finish and ::recycleCompletedQueue -- plus the
@@ -103,8 +104,18 @@ PROG = "kle-instructions"
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# KLE code: the transport class and the slot pool (namespace kle).
-KLE_FN = re.compile(r"^(llvm::omp::target::plugin::KLETransportTy::|kle::)")
+# KLE code, every class and function of the fork's KLE files
+# (offload/plugins-nextgen/common/{src,include}/KLE*): namespace kle (the
+# slot pool KLESlotPoolTy, KLESlotBufferCacheTy, KLEImageABICacheTy,
+# KLEDeviceSlabAllocatorTy, imageHasStockReductionKernel, ...) and, in the
+# plugin namespace, whatever is named KLE: KLETransportTy (KLETransport.cpp,
+# KLETransportPaths.cpp), KLELaunchTy, KLEEnvIntegerTy, readKLEEnvInteger and
+# parseKLETransportMode (KLEEnvironment), benchKLETransport and
+# (un)registerKLEBenchTransport (KLEBenchSwitch), chooseKLETransport
+# (KLETransportPolicy), and toString(KLETransportKindTy). Not the plugins'
+# supportsZeroCopyKLE (a device's answer, like upstream's other queries).
+KLE_FN = re.compile(r"^(kle::|llvm::omp::target::plugin::(\w*KLE\w*(::|\()|"
+                    r"toString\(llvm::omp::target::plugin::KLETransportKindTy\)))")
 # The AssociatedAllocations loops that free what KLETransportTy::prepare
 # allocated.
 SYNC_FN = re.compile(r"^llvm::omp::target::plugin::GenericDeviceTy::(synchronize|queryAsync)\(")
