@@ -76,10 +76,26 @@ def stats_summary(stats):
                                  fb or "none")
 
 
-def die(prog, msg):
+def die(prog, msg, code=1):
     """The benchmark scripts' error exit: one line "<prog>: error: <msg>" on
-    stderr, exit status 1."""
-    sys.exit("%s: error: %s" % (prog, msg))
+    stderr, exit status code."""
+    print("%s: error: %s" % (prog, msg), file=sys.stderr)
+    sys.exit(code)
+
+
+def git_revision():
+    """The source revision to record with results: $KLE_GIT_REV (the GPU
+    bundle sets it), else `git rev-parse --short HEAD` of the checkout this
+    module is in ("" outside one, "unknown" without git)."""
+    rev = os.environ.get("KLE_GIT_REV", "")
+    if rev:
+        return rev
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        return subprocess.run(["git", "-C", repo, "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return "unknown"
 
 
 def run(cmd, env, **kw):
