@@ -5,7 +5,8 @@ library only.
 
 parse(path) reads one callgrind output file (any compression, positions and
 --separate-callers contexts) and returns a Profile: total Ir, self Ir per
-function, each function's object file, and calls per callee function.
+function, each function's object file, calls per callee function, and the
+call edges with their inclusive cost (bench/kle-instructions.py's KLE path).
 
 component(fn, ob) names the part of the process a function belongs to:
   libomptarget  libomptarget.so's own code (the OpenMP offload runtime)
@@ -35,6 +36,10 @@ class Profile:
         self.total = 0
         self.self_ir = {}   # (object file, fn) -> self Ir
         self.calls = {}     # (object file, callee fn) -> calls
+        # Names as callgrind writes them, --separate-callers contexts
+        # ("callee'caller1'caller2...") kept:
+        self.fn_ob = {}     # fn -> object file (where it was first seen)
+        self.edges = {}     # (caller fn, callee fn) -> [calls, inclusive Ir]
 
 
 def _base(fn):
@@ -55,7 +60,7 @@ def parse(path):
         return names[kind].get(m.group(1), s)
 
     p = Profile()
-    ir_col, npos, pending, total = None, 1, 0, None
+    ir_col, npos, pending, total, summary = None, 1, 0, None, None
     ob = fn = cfn = cob = None
     with open(path, errors="replace") as f:
         for line in f:
@@ -69,7 +74,11 @@ def parse(path):
                 costs = line.split()[npos:]
                 ir = int(costs[ir_col]) if ir_col < len(costs) else 0
                 if pending:
-                    pending = 0  # the inclusive cost of a call: not self
+                    # The inclusive cost of a call: not self.
+                    e = p.edges.setdefault((fn, cfn), [0, 0])
+                    e[0] += pending
+                    e[1] += ir
+                    pending = 0
                 else:
                     k = (ob, _base(fn))
                     p.self_ir[k] = p.self_ir.get(k, 0) + ir
@@ -77,6 +86,7 @@ def parse(path):
             key, _, val = line.partition("=")
             if key == "fn":
                 fn = name("fn", val)
+                p.fn_ob.setdefault(fn, ob)
             elif key == "ob":
                 ob = name("ob", val)
             elif key == "cob":
@@ -99,11 +109,14 @@ def parse(path):
                 ir_col = events.index("Ir")
             elif line.startswith("positions:"):
                 npos = len(line.split(":", 1)[1].split())
-            elif line.startswith("totals:") or line.startswith("summary:"):
+            elif line.startswith("totals:"):
                 total = int(line.split()[1 + ir_col])
+            elif line.startswith("summary:"):
+                summary = int(line.split()[1 + ir_col])
     if ir_col is None:
         raise ValueError("not a callgrind output file: %s" % path)
-    p.total = total if total is not None else sum(p.self_ir.values())
+    p.total = total if total is not None else summary if summary is not None \
+        else sum(p.self_ir.values())
     return p
 
 

@@ -23,17 +23,19 @@ Standard library only; FileCheck is /usr/lib/llvm-22/bin/FileCheck unless
 KLE_FILECHECK says otherwise.
 """
 import argparse
+import functools
 import os
 import re
 import shlex
 import subprocess
 import sys
 
+import klebench
+
 RUN = re.compile(r"^//\s*RUN:\s*(.*)$")
 
 
-def die(msg):
-    sys.exit("gpu-tests: error: " + msg)
+die = functools.partial(klebench.die, "gpu-tests")
 
 
 def runs_of(path):

@@ -14,31 +14,41 @@ ReductionAfterWork benchmarks report kernel-only GPU times.
 
 Prints, per benchmark and transport, each binary's median (us) and the ratio
 of the first binary's median to the second's with a 95% bootstrap confidence
-interval (samples of all rounds pooled), then, per binary, zerocopy's median
-over resident's (the issue's target: at most 1.03). --json writes the raw
-samples. Exit status 1 if a run fails (its output is shown), 2 on bad usage.
+interval (samples of all rounds pooled; scipy.stats.bootstrap), then, per
+binary, zerocopy's median over resident's (the issue's target: at most
+1.03). --json writes the raw samples. Exit status 1 if a run fails (its
+output is shown), 2 on bad usage.
 """
 import argparse
 import json
 import os
-import random
 import statistics
 import subprocess
 import sys
 
+import klebench
+from klebench import TRANSPORTS, list_devices
+
+PROG = "kle-ab"
+
 
 def die(msg, code=2):
-    print("kle-ab: error: " + msg, file=sys.stderr)
-    sys.exit(code)
+    klebench.die(PROG, msg, code)
 
 
 def ci_ratio(a, b, resamples=2000, seed=19):
-    """Ratio of medians a/b and its 95% bootstrap interval."""
-    rng = random.Random(seed)
-    r = sorted(statistics.median(rng.choices(a, k=len(a))) /
-               statistics.median(rng.choices(b, k=len(b))) for _ in range(resamples))
-    return (statistics.median(a) / statistics.median(b),
-            r[int(0.025 * resamples)], r[int(0.975 * resamples) - 1])
+    """Ratio of medians a/b and its 95% bootstrap interval (the two samples
+    resampled independently; scipy.stats.bootstrap, percentile method,
+    fixed seed)."""
+    ratio = statistics.median(a) / statistics.median(b)
+    if min(len(a), len(b)) < 2:
+        return ratio, ratio, ratio  # nothing to resample
+    np, st = klebench.require_scipy(PROG)
+    res = st.bootstrap((np.asarray(a, dtype=float), np.asarray(b, dtype=float)),
+                       lambda x, y: np.median(x) / np.median(y), paired=False,
+                       vectorized=False, n_resamples=resamples, confidence_level=0.95,
+                       method="percentile", random_state=np.random.default_rng(seed))
+    return ratio, float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 
 def run_once(path, transport, a, env):
@@ -76,7 +86,8 @@ def run_once(path, transport, a, env):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bench", action="append", default=[], metavar="NAME=PATH")
-    ap.add_argument("--transports", default="zerocopy,resident,staged,copy")
+    ap.add_argument("--transports", default=",".join(TRANSPORTS),
+                    help="comma-separated subset of " + ",".join(TRANSPORTS))
     ap.add_argument("--filter", default="^(ReductionAfterWork|KernelReduction/teams:(1|132|16384)/)")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--min-time", default="0.05")
@@ -92,6 +103,9 @@ def main():
         if not os.access(path, os.X_OK):
             die("--bench %s=%s is not an executable" % (name, path))
     transports = [t for t in a.transports.split(",") if t]
+    bad = [t for t in transports if t not in TRANSPORTS]
+    if bad:
+        die("--transports: unknown %s (valid: %s)" % (", ".join(bad), ", ".join(TRANSPORTS)))
     if not transports or a.rounds < 1 or a.repetitions < 1 or a.timeout < 1:
         die("want at least one transport, round, repetition and second of --timeout")
     try:
@@ -105,13 +119,11 @@ def main():
     env = dict(os.environ)
     if not env.get("KLE_BENCH_DEVICE"):
         # The first CUDA device (kle-bench numbers host devices first).
-        r = subprocess.run([benches[0][1], "--list-devices"], env=env, capture_output=True,
-                           text=True, timeout=a.timeout)
-        cuda = [l.split()[0] for l in r.stdout.splitlines() if " CUDA-" in " " + l]
-        if r.returncode or not cuda:
-            sys.stderr.write(r.stdout[-1000:] + r.stderr[-1000:])
+        cuda = [n for n, uid in list_devices(benches[0][1], env, PROG, timeout=a.timeout)
+                if uid.startswith("CUDA-")]
+        if not cuda:
             die("%s --list-devices shows no CUDA device" % benches[0][1], 1)
-        env["KLE_BENCH_DEVICE"] = cuda[0]
+        env["KLE_BENCH_DEVICE"] = str(cuda[0])
     samples = {}  # (bench name, transport, benchmark) -> [us]
     for rnd in range(a.rounds):
         for t in transports:

@@ -533,13 +533,7 @@ def main():
                                          a.standin, progress, a.rounds)
     progress.close()
 
-    git = os.environ.get("KLE_GIT_REV", "")
-    if not git:
-        try:
-            git = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
-                                 capture_output=True, text=True).stdout.strip()
-        except OSError:
-            git = "unknown"
+    git = klebench.git_revision()
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
                 if l.startswith("model name")), platform.processor())
     meta = {"machine": platform.node(), "cpu": cpu, "device": "%d %s" % (num, uid),
@@ -650,13 +644,7 @@ def interleaved(a, env, num, uid, driver, host_only, timer_dir):
               file=sys.stderr, flush=True)
         return klebench.parse_interleaved(res.stdout, "kle-compare")
 
-    git = os.environ.get("KLE_GIT_REV", "")
-    if not git:
-        try:
-            git = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
-                                 capture_output=True, text=True).stdout.strip()
-        except OSError:
-            git = "unknown"
+    git = klebench.git_revision()
     meta = {"method": "interleaved", "machine": platform.node(),
             "device": "%d %s" % (num, uid), "driver": driver, "llvm": "22.1.8",
             "git": git, "cycles": a.cycles, "warmup_cycles": a.warmup,

@@ -27,8 +27,9 @@ Metrics (rows of the table):
                         libomptarget and the CUDA plugin, the stand-in and its
                         stream thread.
   KLE path incl. driver the KLE's per-launch life in the plugin: the inclusive
-                        cost of every call into KLE code (class KLETransportTy
-                        and the kle:: slot pool) from outside it -- per launch
+                        cost of every call into KLE code (KLE_FN: namespace
+                        kle and the plugin's KLE* classes and functions) from
+                        outside it -- per launch
                         KLETransportTy::prepare (with the per-kind paths,
                         the slot pool and the image-ABI cache inside it),
                         ::finish and ::recycleCompletedQueue -- plus the
@@ -83,6 +84,7 @@ checked before the first valgrind run, its directory created). Python
 standard library only.
 """
 import argparse
+import functools
 import json
 import os
 import platform
@@ -90,17 +92,30 @@ import re
 import shutil
 import subprocess
 import sys
-
-from klebench import (list_devices, complaint, check_out_file,
-                      save_or_die, TRANSPORTS)
-import callgrind_parts  # noqa: E402
 import tempfile
 import time
 
+import callgrind_parts
+import klebench
+from klebench import (list_devices, complaint, check_out_file,
+                      save_or_die, TRANSPORTS)
+
+PROG = "kle-instructions"
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# KLE code: the transport class and the slot pool (namespace kle).
-KLE_FN = re.compile(r"^(llvm::omp::target::plugin::KLETransportTy::|kle::)")
+# KLE code, every class and function of the fork's KLE files
+# (offload/plugins-nextgen/common/{src,include}/KLE*): namespace kle (the
+# slot pool KLESlotPoolTy, KLESlotBufferCacheTy, KLEImageABICacheTy,
+# KLEDeviceSlabAllocatorTy, imageHasStockReductionKernel, ...) and, in the
+# plugin namespace, whatever is named KLE: KLETransportTy (KLETransport.cpp,
+# KLETransportPaths.cpp), KLELaunchTy, KLEEnvIntegerTy, readKLEEnvInteger and
+# parseKLETransportMode (KLEEnvironment), benchKLETransport and
+# (un)registerKLEBenchTransport (KLEBenchSwitch), chooseKLETransport
+# (KLETransportPolicy), and toString(KLETransportKindTy). Not the plugins'
+# supportsZeroCopyKLE (a device's answer, like upstream's other queries).
+KLE_FN = re.compile(r"^(kle::|llvm::omp::target::plugin::(\w*KLE\w*(::|\()|"
+                    r"toString\(llvm::omp::target::plugin::KLETransportKindTy\)))")
 # The AssociatedAllocations loops that free what KLETransportTy::prepare
 # allocated.
 SYNC_FN = re.compile(r"^llvm::omp::target::plugin::GenericDeviceTy::(synchronize|queryAsync)\(")
@@ -109,87 +124,7 @@ ALLOC_FN = re.compile(r"^llvm::omp::target::plugin::GenericDeviceTy::dataAlloc\(
 SEPARATE_CALLERS = 16
 
 
-def die(msg):
-    sys.exit("kle-instructions: error: " + msg)
-
-
-
-
-def parse_callgrind(path):
-    """Self cost, call edges and objects from a callgrind output file.
-
-    Returns (total Ir, {fn: object}, {(caller, callee): [calls, inclusive Ir]}).
-    Function names are as callgrind writes them, with --separate-callers
-    contexts ("callee'caller1'caller2...") where that option applied.
-    """
-    names = {"ob": {}, "fl": {}, "fn": {}}
-
-    def name(kind, s):
-        m = re.match(r"\((\d+)\)\s*(.*)$", s)
-        if not m:
-            return s
-        if m.group(2):
-            names[kind][m.group(1)] = m.group(2)
-            return m.group(2)
-        return names[kind].get(m.group(1), s)
-
-    ir_col, npos = None, 1
-    total = summary = None
-    self_ir = 0
-    fn_ob, edges = {}, {}
-    ob = fn = callee = None
-    pending = 0
-    with open(path, errors="replace") as f:
-        for line in f:
-            line = line.rstrip("\n")
-            if not line or line.startswith("#"):
-                continue
-            c = line[0]
-            if c.isdigit() or c in "+-*":
-                if ir_col is None:
-                    raise ValueError("cost line before events: in %s" % path)
-                parts = line.split()
-                costs = parts[npos:]
-                ir = int(costs[ir_col]) if ir_col < len(costs) else 0
-                if pending:
-                    e = edges.setdefault((fn, callee), [0, 0])
-                    e[0] += pending
-                    e[1] += ir
-                    pending = 0
-                else:
-                    self_ir += ir
-                continue
-            key, _, val = line.partition("=")
-            if key == "fn":
-                fn = name("fn", val)
-                fn_ob.setdefault(fn, ob)
-            elif key == "ob":
-                ob = name("ob", val)
-            elif key == "cob":
-                name("ob", val)
-            elif key in ("fl", "fi", "fe", "cfi", "cfl", "jfi"):
-                name("fl", val)
-            elif key == "cfn":
-                callee = name("fn", val)
-            elif key == "jfn":
-                name("fn", val)
-            elif key == "calls":
-                pending = int(val.split()[0])
-            elif line.startswith("events:"):
-                events = line.split(":", 1)[1].split()
-                if "Ir" not in events:
-                    raise ValueError("no Ir event in %s" % path)
-                ir_col = events.index("Ir")
-            elif line.startswith("positions:"):
-                npos = len(line.split(":", 1)[1].split())
-            elif line.startswith("summary:"):
-                summary = int(line.split()[1 + ir_col])
-            elif line.startswith("totals:"):
-                total = int(line.split()[1 + ir_col])
-    if ir_col is None:
-        raise ValueError("not a callgrind output file: %s" % path)
-    return (total if total is not None else summary if summary is not None
-            else self_ir), fn_ob, edges
+die = functools.partial(klebench.die, PROG)
 
 
 def base(fn):
@@ -215,7 +150,8 @@ def kle_depth(chain):
 
 def measure(path):
     """The metrics of one callgrind run (absolute Ir and calls, not per launch)."""
-    total, fn_ob, edges = parse_callgrind(path)
+    parts = callgrind_parts.parse(path)
+    total, fn_ob, edges = parts.total, parts.fn_ob, parts.edges
     kle = 0
     entries = {}
     driver = 0
@@ -256,7 +192,6 @@ def measure(path):
                 d = driver_calls.setdefault(eb, [0, 0])
                 d[0] += calls
                 d[1] += ir
-    parts = callgrind_parts.parse(path)
     return {"total": total, "kle": kle, "kle_driver": driver,
             "components": callgrind_parts.components(parts),
             "calls": callgrind_parts.counted_calls(parts),
@@ -278,7 +213,7 @@ def run_one(a, env, transport, n, tmp):
     e = dict(env, LIBOMPTARGET_KLE_TRANSPORT=transport, KLE_STANDIN_EXPECT=transport)
     t0 = time.time()
     try:
-        r = subprocess.run(cmd, env=e, capture_output=True, text=True, timeout=a.timeout)
+        r = klebench.run(cmd, e, timeout=a.timeout)
     except subprocess.TimeoutExpired:
         die("valgrind on kle-bench --launches %d (%s) ran over %d s (--timeout)"
             % (n, transport, a.timeout))
@@ -382,7 +317,7 @@ def main():
     if bad or not transports:
         die("--transports: unknown %s (valid: %s)" % (bad, ", ".join(TRANSPORTS)))
     # Before any valgrind run: a bad --out must not cost the results at the end.
-    a.out = check_out_file(a.out, "kle-instructions")
+    a.out = check_out_file(a.out, PROG)
     vg = shutil.which(a.valgrind)
     if not vg:
         die("valgrind not found (%s); install the Debian package 'valgrind' "
@@ -403,7 +338,7 @@ def main():
     env["LD_LIBRARY_PATH"] = a.standin + os.pathsep + env.get("LD_LIBRARY_PATH", "")
     env["KLE_STANDIN_DELAY_US"] = "0:0"
     env["KLE_STANDIN_SEED"] = "1"
-    devs = [d for d in list_devices(a.bench, env, "kle-instructions") if d[1].startswith("CUDA")]
+    devs = [d for d in list_devices(a.bench, env, PROG) if d[1].startswith("CUDA")]
     if not devs:
         die("kle-bench sees no CUDA device through the stand-in in %s" % a.standin)
     num, uid = devs[0]
@@ -473,8 +408,7 @@ def main():
         "driver": "CUDA driver stand-in",
         "host_side_only": True,
         "llvm": "22.1.8",
-        "git": subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
-                              capture_output=True, text=True).stdout.strip(),
+        "git": klebench.git_revision(),
         "valgrind": subprocess.run([a.valgrind, "--version"], capture_output=True,
                                    text=True).stdout.strip(),
         "launches": [n1, n2],
@@ -516,7 +450,7 @@ def main():
         os.makedirs(os.path.dirname(a.out), exist_ok=True)
         with open(a.out, "w") as f:
             json.dump(data, f, indent=1)
-    save_or_die(write, "--out %s" % a.out, "kle-instructions", data)
+    save_or_die(write, "--out %s" % a.out, PROG, data)
     print("\nwrote %s (%.0f s)" % (a.out, elapsed))
 
 

@@ -76,19 +76,59 @@ def stats_summary(stats):
                                  fb or "none")
 
 
+def die(prog, msg, code=1):
+    """The benchmark scripts' error exit: one line "<prog>: error: <msg>" on
+    stderr, exit status code."""
+    print("%s: error: %s" % (prog, msg), file=sys.stderr)
+    sys.exit(code)
+
+
+def git_revision():
+    """The source revision to record with results: $KLE_GIT_REV (the GPU
+    bundle sets it), else `git rev-parse --short HEAD` of the checkout this
+    module is in ("" outside one, "unknown" without git)."""
+    rev = os.environ.get("KLE_GIT_REV", "")
+    if rev:
+        return rev
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        return subprocess.run(["git", "-C", repo, "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return "unknown"
+
+
 def run(cmd, env, **kw):
     """Run a command with env, capturing text stdout and stderr."""
     return subprocess.run(cmd, env=env, capture_output=True, text=True, **kw)
 
 
-def list_devices(bench, env, prog):
-    """[(device number, uid)] of every offload device kle-bench sees, from
-    `kle-bench --list-devices`; on failure exits with one line
-    "<prog>: error: ..."."""
-    out = run([bench, "--list-devices"], env, timeout=120)
+def run_or_timeout(cmd, env, timeout):
+    """Runs cmd with env for at most timeout seconds, capturing its text
+    output. Returns (exit status, or None when it ran over and was killed;
+    stdout and stderr together, on a timeout what it printed until then)."""
+    try:
+        r = run(cmd, env, timeout=timeout)
+        return r.returncode, r.stdout + r.stderr
+    except subprocess.TimeoutExpired as e:
+        out = (e.stdout or b"") + (e.stderr or b"")
+        return None, out.decode(errors="replace") if isinstance(out, bytes) else out
+
+
+def list_devices(bench, env, prog, cmd=None, timeout=120):
+    """[(device number, uid)] of every offload device a program lists, one
+    "N UID" line each: `bench --list-devices` (kle-bench), or the command
+    cmd (e.g. the examples' list_devices). If it cannot run, runs over
+    timeout seconds or fails, exits with one line "<prog>: error: ..."."""
+    cmd = cmd or [bench, "--list-devices"]
+    what = " ".join(cmd)
+    try:
+        out = run(cmd, env, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        die(prog, "%s did not run: %s" % (what, e))
     if out.returncode:
-        sys.exit("%s: error: %s --list-devices failed (%s): %s"
-                 % (prog, bench, status(out.returncode), complaint(out.stderr, 300)))
+        die(prog, "%s failed (%s): %s"
+            % (what, status(out.returncode), complaint(out.stderr, 300)))
     devs = []
     for line in out.stdout.splitlines():
         num, _, uid = line.partition(" ")
@@ -138,19 +178,19 @@ def check_out_dir(path, prog):
     "<prog>: error: ...". Returns the absolute path."""
     path = os.path.abspath(path)
     if os.path.exists(path) and not os.path.isdir(path):
-        sys.exit("%s: error: --out %s exists and is not a directory (--out names the "
-                 "directory the results go to)" % (prog, path))
+        die(prog, "--out %s exists and is not a directory (--out names the "
+                  "directory the results go to)" % path)
     block = _blocking_file(path)
     if block:
-        sys.exit("%s: error: cannot create --out %s: %s is not a directory"
-                 % (prog, path, block))
+        die(prog, "cannot create --out %s: %s is not a directory"
+                  % (path, block))
     try:
         os.makedirs(path, exist_ok=True)
         with tempfile.TemporaryFile(dir=path):
             pass
     except OSError as e:
-        sys.exit("%s: error: cannot write into --out %s: %s"
-                 % (prog, path, e.strerror or e))
+        die(prog, "cannot write into --out %s: %s"
+                  % (path, e.strerror or e))
     return path
 
 
@@ -160,13 +200,13 @@ def check_out_file(path, prog):
     with one line "<prog>: error: ...". Returns the absolute path."""
     path = os.path.abspath(path)
     if os.path.isdir(path):
-        sys.exit("%s: error: --out %s is a directory; --out names the JSON file to "
-                 "write (e.g. %s)" % (prog, path, os.path.join(path, prog + ".json")))
+        die(prog, "--out %s is a directory; --out names the JSON file to "
+                  "write (e.g. %s)" % (path, os.path.join(path, prog + ".json")))
     d = os.path.dirname(path)
     block = _blocking_file(d)
     if block:
-        sys.exit("%s: error: cannot write --out %s: %s is not a directory"
-                 % (prog, path, block))
+        die(prog, "cannot write --out %s: %s is not a directory"
+                  % (path, block))
     try:
         os.makedirs(d, exist_ok=True)
         if os.path.exists(path):
@@ -176,7 +216,7 @@ def check_out_file(path, prog):
             with tempfile.TemporaryFile(dir=d):
                 pass
     except OSError as e:
-        sys.exit("%s: error: cannot write --out %s: %s" % (prog, path, e.strerror or e))
+        die(prog, "cannot write --out %s: %s" % (path, e.strerror or e))
     return path
 
 
@@ -194,7 +234,7 @@ def save_or_die(write, what, prog, data):
             where = "; the results are in %s" % keep
         except OSError:
             where = ""
-        sys.exit("%s: error: cannot write %s: %s%s" % (prog, what, e.strerror or e, where))
+        die(prog, "cannot write %s: %s%s" % (what, e.strerror or e, where))
 
 
 # ---------------------------------------------------------------------------
@@ -230,10 +270,10 @@ def require_scipy(prog):
                       + sys.argv[1:], env)
         except OSError:
             pass
-    sys.exit("%s: error: numpy and scipy are not importable by %s (%s); install "
+    die(prog, "numpy and scipy are not importable by %s (%s); install "
              "Debian's python3-numpy and python3-scipy (apt-get install "
              "python3-numpy python3-scipy) or 'pip install numpy scipy'"
-             % (prog, here, err))
+             % (here, err))
 
 
 def parse_interleaved(text, prog):
@@ -273,8 +313,8 @@ def parse_interleaved(text, prog):
                 "warmup_launches": dict(zip(units, b["warmup_launches"]))})
         return out
     except (ValueError, KeyError, TypeError, IndexError) as e:
-        sys.exit("%s: error: kle-bench --interleave printed no valid sample JSON (%s): %s"
-                 % (prog, e, (text or "")[:200].replace("\n", " ")))
+        die(prog, "kle-bench --interleave printed no valid sample JSON (%s): %s"
+                  % (e, (text or "")[:200].replace("\n", " ")))
 
 
 def block_length(cycles):

@@ -29,6 +29,7 @@ Counts repeat from run to run; times do not: only the latency mode times,
 and only as a paired ratio. JSON of every figure goes to --out.
 """
 import argparse
+import functools
 import json
 import os
 import shutil
@@ -37,15 +38,12 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import callgrind_parts as cp  # noqa: E402
+import callgrind_parts as cp
+import klebench
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROG = "launch-cost"
-
-
-def die(msg):
-    sys.exit("%s: error: %s" % (PROG, msg))
+die = functools.partial(klebench.die, PROG)
 
 
 def stock_dirs(a):
@@ -92,18 +90,15 @@ def device_number(a, env, device):
     host plugin's). From `launch-cost devices` under this environment."""
     e = dict(env)
     e.pop("KLE_BENCH_DEVICE", None)
-    r = subprocess.run([a.bench, "devices"], env=e, capture_output=True, text=True,
-                       timeout=120)
-    devs = [l.split(" ", 1) for l in r.stdout.splitlines() if l[:1].isdigit()]
-    if r.returncode or not devs:
-        die("%s devices found no device (status %d): %s" % (a.bench, r.returncode,
-                                                            r.stderr[-300:].strip()))
+    devs = klebench.list_devices(a.bench, e, PROG, cmd=[a.bench, "devices"])
+    if not devs:
+        die("%s devices found no device" % a.bench)
     if device == "cuda":
-        cuda = [int(n) for n, uid in devs if uid.startswith("CUDA")]
+        cuda = [n for n, uid in devs if uid.startswith("CUDA")]
         if not cuda:
             die("no CUDA device through the stand-in in %s (devices: %s)" % (a.standin, devs))
         return cuda[0]
-    return int(devs[0][0])
+    return devs[0][0]
 
 
 def callgrind(a, env, kind, n, tmp, tag):

@@ -33,6 +33,7 @@ Exit status 0 unless a violation happened, an example crashed or hung, or
 (on a GPU) an example's result was wrong. Python standard library only.
 """
 import argparse
+import functools
 import os
 import re
 import subprocess
@@ -40,60 +41,36 @@ import sys
 import tempfile
 import textwrap
 
-from klebench import TRANSPORTS, status
+from klebench import TRANSPORTS, status, list_devices, parse_stats, run_or_timeout
+import klebench
 
 PROG = "transport-table"
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = ("reduce_sum", "reduce_minmax", "reduce_array_section", "reduce_udr",
             "reduce_threads", "reduce_nowait")
 STANDIN_UID = "CUDA-" + "KLE-STANDIN".encode().hex()
-KLE_STATS = re.compile(r"KLE stats: device \d+: launches (?P<launches>[^;]*);.*"
-                       r"host_ns_per_launch_in_kle_path=(?P<ns>\d+)")
-
-
-def die(msg):
-    sys.exit("%s: error: %s" % (PROG, msg))
+die = functools.partial(klebench.die, PROG)
 
 
 def devices(ex_dir, env):
     """[(number, uid)] from the examples' list_devices."""
-    try:
-        out = subprocess.run([os.path.join(ex_dir, "list_devices")], env=env,
-                             capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        die("list_devices did not run: %s" % e)
-    devs = []
-    for line in out.stdout.splitlines():
-        num, _, uid = line.partition(" ")
-        if num.isdigit():
-            devs.append((int(num), uid.strip()))
-    return devs
-
-
-def run_example(path, dev, env, timeout):
-    """(exit status or None on timeout, stdout + stderr)."""
-    try:
-        r = subprocess.run([path, str(dev)], env=env, capture_output=True, text=True,
-                           timeout=timeout)
-        return r.returncode, r.stdout + r.stderr
-    except subprocess.TimeoutExpired as e:
-        out = (e.stdout or b"") + (e.stderr or b"")
-        return None, out.decode(errors="replace") if isinstance(out, bytes) else out
+    return list_devices(None, env, PROG, cmd=[os.path.join(ex_dir, "list_devices")],
+                        timeout=60)
 
 
 def kle_launches(text):
-    """(launches with a KLE, by transport name; host ns per launch) summed
-    over the KLE stats lines in text."""
+    """(launches with a KLE, by transport name; host ns per launch, the mean
+    over the stats lines that time it, weighted by their launches, or None)
+    summed over the KLE stats lines in text (klebench.parse_stats)."""
     served, ns_total, n_total = {}, 0, 0
-    for m in KLE_STATS.finditer(text):
-        n = 0
-        for part in m.group("launches").split():
-            name, _, v = part.partition("=")
-            if v.isdigit():
-                served[name] = served.get(name, 0) + int(v)
-                n += int(v)
-        ns_total += int(m.group("ns")) * n
-        n_total += n
+    for st in parse_stats(text):
+        for name, v in st["launches"].items():
+            served[name] = served.get(name, 0) + v
+        ns = st["fields"].get("host_ns_per_launch_in_kle_path")
+        if ns is not None:
+            n = sum(st["launches"].values())
+            ns_total += ns * n
+            n_total += n
     return served, (ns_total / n_total if n_total else None)
 
 
@@ -106,12 +83,7 @@ def measure(cmd, env, timeout, counting=True):
         e = dict(env, LIBOMPTARGET_KLE_STATS="1", KLE_STANDIN_STATS_FILE=f.name)
         if counting:
             e.update(LIBOMPTARGET_INFO="40", LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD="0")
-        try:
-            r = subprocess.run(cmd, env=e, capture_output=True, text=True, timeout=timeout)
-            rc, out = r.returncode, r.stdout + r.stderr
-        except subprocess.TimeoutExpired as x:
-            o = (x.stdout or b"") + (x.stderr or b"")
-            rc, out = None, o.decode(errors="replace") if isinstance(o, bytes) else o
+        rc, out = run_or_timeout(cmd, e, timeout)
         calls = {}
         for line in f:
             parts = line.split()
@@ -234,12 +206,9 @@ def standin_table(a, ex_dir):
 def bench_device(bench, env):
     """kle-bench's number for the stand-in's device (its images differ from
     the examples', so its numbering may too)."""
-    r = subprocess.run([bench, "--list-devices"], env=env, capture_output=True, text=True,
-                       timeout=60)
-    for line in r.stdout.splitlines():
-        num, _, uid = line.partition(" ")
-        if num.isdigit() and uid.startswith(STANDIN_UID):
-            return int(num)
+    for num, uid in list_devices(bench, env, PROG, timeout=60):
+        if uid.startswith(STANDIN_UID):
+            return num
     die("kle-bench --list-devices shows no stand-in device")
 
 
@@ -254,7 +223,7 @@ def gpu_table(a, ex_dir, gpus):
             cells = []
             for t in TRANSPORTS:
                 e = dict(env, LIBOMPTARGET_KLE_TRANSPORT=t, LIBOMPTARGET_KLE_STATS="1")
-                rc, out = run_example(os.path.join(ex_dir, ex), dev, e, a.timeout)
+                rc, out = run_or_timeout([os.path.join(ex_dir, ex), str(dev)], e, a.timeout)
                 served, _ = kle_launches(out)
                 ok = rc == 0 and "RESULT OK" in out
                 cell = "OK" if ok else ("HANG" if rc is None else "FAIL")
