@@ -337,13 +337,17 @@ def paired_median_ci(diffs, block=None, resamples=2000, seed=12345):
     a 95% CI from a moving-block bootstrap over consecutive cycles
     (scipy.stats.bootstrap, percentile method, fixed seed): launches of one
     process are not independent, so whole runs of block cycles are resampled.
-    Returns (median, ci_low, ci_high) in the units of diffs."""
+    Returns (median, ci_low, ci_high) in the units of diffs; the CI is NaN
+    (so the verdict is "not resolved") when there are fewer than two block
+    starts to resample."""
     np, st = require_scipy("klebench")
     d = np.asarray(diffs, dtype=float)
     n = d.size
     b = block or block_length(n)
     b = min(b, n)
     starts = n - b + 1
+    if starts < 2:
+        return float(np.median(d)), float("nan"), float("nan")
     windows = np.lib.stride_tricks.sliding_window_view(d, b)  # starts x b
     k = int(math.ceil(n / b))
 
