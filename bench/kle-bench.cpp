@@ -56,6 +56,7 @@
 #include <omp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -622,7 +623,17 @@ int interleaveMain(int argc, char **argv) {
         size_t E = S.find(',', P);
         if (E == std::string::npos)
           E = S.size();
-        Teams.push_back(Num("--teams", S.substr(P, E - P).c_str(), 1, 1 << 20));
+        long T = Num("--teams", S.substr(P, E - P).c_str(), 1, 1 << 20);
+        if (std::find(Teams.begin(), Teams.end(), T) != Teams.end()) {
+          // One benchmark name per team count: a repeat would be a second
+          // JSON key of the same name, whose samples a reader drops.
+          std::fprintf(stderr,
+                       "kle-bench: error: --teams: team count %ld named "
+                       "twice in \"%s\"\n",
+                       T, V);
+          std::exit(2);
+        }
+        Teams.push_back(T);
         P = E + 1;
       }
     } else {

@@ -620,6 +620,8 @@ def interleaved(a, env, num, uid, driver, host_only, timer_dir):
             raise ValueError
     except ValueError:
         die("--teams wants team counts from 1, comma-separated, not %r" % a.teams)
+    if len(set(teams)) != len(teams):
+        die("--teams: a team count named twice in %r" % a.teams)
     units = transports + ["baseline"]
     launch_s = 30e-6 if host_only else 60e-6
     per_cycle = len(units) * (len(teams) + a.batch) * launch_s

@@ -176,6 +176,8 @@ def check_out_dir(path, prog):
     """Makes sure results can be written into directory path (creating it)
     before any work is done; otherwise exits with one line
     "<prog>: error: ...". Returns the absolute path."""
+    if not path:
+        die(prog, "--out is empty: name the directory the results go to")
     path = os.path.abspath(path)
     if os.path.exists(path) and not os.path.isdir(path):
         die(prog, "--out %s exists and is not a directory (--out names the "
