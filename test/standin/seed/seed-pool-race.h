@@ -18,9 +18,13 @@ inline long kle_seed_pool_race = 0;
 
 // The wrappers have the members' Itanium ABI: the hidden return pointer
 // first, then `this`, then the arguments.
-kle::KLETakeResultTy kleSeedRealTake(kle::KLESlotPoolTy *Pool) asm(
+// Weak: the build's tools (offload-tblgen) get the wrappers too but not the
+// pool, and never call them.
+__attribute__((weak)) kle::KLETakeResultTy
+kleSeedRealTake(kle::KLESlotPoolTy *Pool) asm(
     "__real__ZN3kle13KLESlotPoolTy4takeEv");
-llvm::Error kleSeedRealRecycle(kle::KLESlotPoolTy *Pool, uint64_t Id) asm(
+__attribute__((weak)) llvm::Error
+kleSeedRealRecycle(kle::KLESlotPoolTy *Pool, uint64_t Id) asm(
     "__real__ZN3kle13KLESlotPoolTy7recycleEm");
 
 __attribute__((weak)) kle::KLETakeResultTy
