@@ -199,15 +199,18 @@ CollectFnTy kernelTimer() {
   return nullptr;
 }
 
-template <bool Reduction>
-void KernelTime(benchmark::State &State, CollectFnTy Collect) {
-  const int Dev = benchDevice(), Teams = static_cast<int>(State.range(0));
+/// Kernel-only timing of \p Launch (one target region per iteration): drains
+/// the timer after a warm-up launch, then sets each iteration's time to the
+/// sum of the kernels the timer recorded for it.
+template <typename LaunchFnTy>
+void timeKernels(benchmark::State &State, CollectFnTy Collect,
+                 LaunchFnTy Launch) {
   double Ms[16];
-  (Reduction ? reductionLaunch : baselineLaunch)(Dev, Teams);
+  Launch();
   while (Collect(Ms, 16, 1) == 16) {
   }
   for (auto _ : State) {
-    benchmark::DoNotOptimize((Reduction ? reductionLaunch : baselineLaunch)(Dev, Teams));
+    benchmark::DoNotOptimize(Launch());
     // One kernel per target region: its time, summed in case of more.
     double Sum = 0;
     size_t N = Collect(Ms, 16, /*Wait=*/1);
@@ -220,6 +223,14 @@ void KernelTime(benchmark::State &State, CollectFnTy Collect) {
     State.SetIterationTime(Sum / 1e3);
   }
   State.SetItemsProcessed(State.iterations());
+}
+
+template <bool Reduction>
+void KernelTime(benchmark::State &State, CollectFnTy Collect) {
+  const int Dev = benchDevice(), Teams = static_cast<int>(State.range(0));
+  timeKernels(State, Collect, [&] {
+    return (Reduction ? reductionLaunch : baselineLaunch)(Dev, Teams);
+  });
 }
 
 /// SM clock in GHz for ReductionAfterWork's work_ns: KLE_BENCH_SM_GHZ (a number in
@@ -260,23 +271,8 @@ double smGHz() {
 void ReductionAfterWork(benchmark::State &State, CollectFnTy Collect) {
   const int Dev = benchDevice(), Teams = static_cast<int>(State.range(0));
   const long Cycles = static_cast<long>(State.range(1) * smGHz());
-  double Ms[16];
-  workReductionLaunch(Dev, Teams, Cycles);
-  while (Collect(Ms, 16, 1) == 16) {
-  }
-  for (auto _ : State) {
-    benchmark::DoNotOptimize(workReductionLaunch(Dev, Teams, Cycles));
-    double Sum = 0;
-    size_t N = Collect(Ms, 16, /*Wait=*/1);
-    for (size_t I = 0; I < N; ++I)
-      Sum += Ms[I];
-    if (!N) {
-      State.SkipWithError("the kernel timer returned no time for a launch");
-      break;
-    }
-    State.SetIterationTime(Sum / 1e3);
-  }
-  State.SetItemsProcessed(State.iterations());
+  timeKernels(State, Collect,
+              [&] { return workReductionLaunch(Dev, Teams, Cycles); });
 }
 
 void workArgs(benchmark::internal::Benchmark *B) {
