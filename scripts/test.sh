@@ -33,8 +33,9 @@ done
 lit=/usr/lib/llvm-22/bin/lit
 passed=0; failed=0; summary=()
 
-count() { # label passed failed
-  passed=$((passed + $2)); failed=$((failed + $3)); summary+=("$1: $2 passed, $3 failed")
+count() { # label passed failed (the suite's seconds since suite_start)
+  passed=$((passed + $2)); failed=$((failed + $3))
+  summary+=("$1: $2 passed, $3 failed ($(( $(date +%s) - suite_start )) s)")
 }
 
 print_failures() { # lit-output-file: the last 40 lines of each failed test's report
@@ -53,10 +54,12 @@ lit_counts() { # lit-output-file -> "passed failed"
 }
 
 for s in $suites; do
+  suite_start=$(date +%s)
   case $s in
   unit)
     echo "== unit tests (GoogleTest; plain, ThreadSanitizer, AddressSanitizer)"
     for d in unit unit-thread unit-address cuda-standin hsa-standin; do
+      suite_start=$(date +%s)
       bd="$KLE_BUILD_DIR/test/$d"
       if [ ! -f "$bd/CTestTestfile.cmake" ]; then
         echo "$d: not built (run scripts/setup.sh)"; count "$d" 0 1; continue
