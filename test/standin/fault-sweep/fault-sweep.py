@@ -27,6 +27,7 @@ stand-in and program, and totals; exits 1 if any outcome is BAD.
 """
 import argparse
 import concurrent.futures as cf
+import glob
 import os
 import re
 import signal
@@ -50,7 +51,7 @@ FRONTS = {
     "hsa": dict(prefix="KLE_HSA_STANDIN_", lib="test/hsa-standin/lib", arch="gfx90a",
                 code="HSA_STATUS_ERROR_OUT_OF_RESOURCES", say="kle-hsa-standin: ",
                 other="KLE_STANDIN_DEVICES=0",
-                src=os.path.join(STANDIN, "hsa", "hsa_standin.cpp")),
+                src=os.path.join(STANDIN, "hsa")),
 }
 
 # Values of the plugins' knobs: (stand-in or None for both, var, value, kind).
@@ -93,11 +94,17 @@ ENV_CASES = [
 
 
 def void_entries(front):
-    """Entry points the front counts but never fails (ENTRY_VOID)."""
-    try:
-        src = open(FRONTS[front]["src"]).read()
-    except OSError:
-        return set()
+    """Entry points the front counts but never fails (ENTRY_VOID).
+
+    "src" is the front's source file, or its directory (every *.cpp in it)."""
+    path = FRONTS[front]["src"]
+    files = sorted(glob.glob(os.path.join(path, "*.cpp"))) if os.path.isdir(path) else [path]
+    src = ""
+    for f in files:
+        try:
+            src += open(f).read()
+        except OSError:
+            pass
     return set(re.findall(r'ENTRY_VOID\("([A-Za-z0-9_@]+)"\)', src))
 
 
