@@ -122,6 +122,7 @@ struct Alloc : standin::Block {
   MemKind K = MemKind::Device;
   Ctx *Owner = nullptr;
   std::string FreedBy;
+  // Launches, Writes and KleWrites are kept by kle_contract_cuda.cpp.
   std::vector<LaunchRec *> Launches; // launches referencing this (g.Mtx)
   std::deque<WriteRec> Writes;       // recent writes (g.Mtx)
   // Start addresses of every KLE-sized write (16 bytes) ever made into this
@@ -209,6 +210,7 @@ struct LaunchRec {
   std::vector<uint8_t> Params;
   uintptr_t Dyn = 0;
   bool HasKle = false;
+  // From here on: kept by kle_contract_cuda.cpp.
   AllocP KleAlloc;
   std::vector<uint8_t> Expected; // bytes the kernel must see
   bool Completed = false;
