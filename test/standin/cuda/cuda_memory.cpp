@@ -71,7 +71,6 @@ AllocP resolve(uintptr_t P, size_t N) {
 bool inDeviceRange(uintptr_t P) { return standin::mem().inDeviceRange(P); }
 
 // Caller holds g().Mtx.
-// Caller holds g().Mtx.
 void releaseLocked(const AllocP &A, const char *By) {
   A->FreedBy = By;
   standin::mem().release(A);
