@@ -22,7 +22,16 @@ if(NOT LIBELF_INCLUDE_DIR OR NOT LIBELF_LIBRARY)
   message(FATAL_ERROR "standin/cuda: libelf (libelf-dev) is required")
 endif()
 
-add_library(kle_cuda_standin SHARED "${KLE_STANDIN_CUDA_SRC}/cuda_standin.cpp")
+# One file per API area (cuda_front.h lists them); the KLE contract's checks
+# are kle_contract_cuda.cpp.
+add_library(kle_cuda_standin SHARED
+  "${KLE_STANDIN_CUDA_SRC}/cuda_front.cpp"
+  "${KLE_STANDIN_CUDA_SRC}/cuda_context.cpp"
+  "${KLE_STANDIN_CUDA_SRC}/cuda_memory.cpp"
+  "${KLE_STANDIN_CUDA_SRC}/cuda_module.cpp"
+  "${KLE_STANDIN_CUDA_SRC}/cuda_stream.cpp"
+  "${KLE_STANDIN_CUDA_SRC}/cuda_launch.cpp"
+  "${KLE_STANDIN_CUDA_SRC}/kle_contract_cuda.cpp")
 target_include_directories(kle_cuda_standin PRIVATE "${KLE_STANDIN_CUDA_H_DIR}" "${LIBELF_INCLUDE_DIR}"
   "${KLE_UPSTREAM_OFFLOAD_DIR}/include" "${CMAKE_CURRENT_SOURCE_DIR}/core")
 target_link_libraries(kle_cuda_standin PRIVATE kle_standin_core Threads::Threads "${LIBELF_LIBRARY}")

@@ -1,0 +1,435 @@
+//===- cuda_stream.cpp - Streams and events of the CUDA stand-in ----------===//
+//
+// TEST ONLY.  The CUDA stand-in's streams (one in-order worker thread each,
+// stopped and joined at library unload), events, host callbacks, stream
+// waits and synchronisation.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuda_front.h"
+
+namespace cuda_standin {
+
+//===----------------------------------------------------------------------===//
+// Streams
+//===----------------------------------------------------------------------===//
+
+// Every stream (its worker thread), stopped and joined when the library is
+// unloaded: a dlclose (the plugin unloads libcuda at deinit) must never unmap
+// code a worker is still running. Leaked on purpose (outlives static
+// destructors).
+struct WorkerRegistryTy {
+  std::mutex M;
+  std::vector<Stream *> Streams;
+};
+static WorkerRegistryTy &workers() {
+  static auto *R = new WorkerRegistryTy();
+  return *R;
+}
+
+// Runs the stream's ops in order, each after its random delay.
+static void streamWorker(Stream *S) {
+  for (;;) {
+    std::shared_ptr<Op> O;
+    S->Wake.waitUntil([&] {
+      std::lock_guard<std::mutex> L(S->M);
+      if (!S->Q.empty() && !S->Work.stopping())
+        O = S->Q.front();
+      return O || S->Work.stopping();
+    });
+    if (!O)
+      return; // stopped at library unload
+    standin::sleepUs(standin::randomDelayUs(S->Rng));
+    O->Run(*O);
+    {
+      std::lock_guard<std::mutex> L(S->M);
+      O->Done = true;
+      S->Q.pop_front();
+      S->Completed = O->Seq;
+      S->DoneNs.emplace_back(O->Seq, nowNs());
+      if (S->DoneNs.size() > 4096)
+        S->DoneNs.pop_front();
+    }
+    S->Wake.notify();
+  }
+}
+
+Stream *newStream(Ctx *C, bool IsDefault) {
+  auto *S = new Stream();
+  S->C = C;
+  S->IsDefault = IsDefault;
+  S->Id = ++g().StreamIds;
+  S->Rng.seed(core().Seed + S->Id * 7919);
+  {
+    std::lock_guard<std::mutex> L(workers().M);
+    S->Work.start([S] { streamWorker(S); });
+    workers().Streams.push_back(S);
+  }
+  {
+    std::lock_guard<std::mutex> L(g().Mtx);
+    C->Streams.push_back(S);
+  }
+  addHandle(S, H_STREAM);
+  return S;
+}
+
+uint64_t enqueue(Stream *S, std::shared_ptr<Op> O) {
+  uint64_t Seq;
+  {
+    std::lock_guard<std::mutex> L(S->M);
+    Seq = O->Seq = ++S->Enqueued;
+    S->Q.push_back(std::move(O));
+  }
+  S->Wake.notify();
+  return Seq;
+}
+
+void waitFor(Stream *S, uint64_t Seq) {
+  S->Wake.waitUntil([&] {
+    std::lock_guard<std::mutex> L(S->M);
+    return S->Completed >= Seq;
+  });
+}
+
+void drain(Stream *S) {
+  uint64_t T;
+  {
+    std::lock_guard<std::mutex> L(S->M);
+    T = S->Enqueued;
+  }
+  waitFor(S, T);
+}
+
+// Maps a CUstream argument to a stream of the current context.
+Stream *streamArg(CUstream H, CUresult &Err) {
+  Err = CUDA_SUCCESS;
+  uintptr_t V = reinterpret_cast<uintptr_t>(H);
+  if (V == 0 || V == 1 || V == 2) { // null, CU_STREAM_LEGACY, PER_THREAD
+    if (!CurrentCtx || !isHandle(CurrentCtx, H_CTX)) {
+      Err = ERR_INVALID_CONTEXT;
+      return nullptr;
+    }
+    return CurrentCtx->Default;
+  }
+  if (!isHandle(H, H_STREAM)) {
+    Err = CUDA_ERROR_INVALID_HANDLE;
+    return nullptr;
+  }
+  return reinterpret_cast<Stream *>(H);
+}
+
+// After a write executed on stream S by op Self: launches queued behind it on
+// the same stream must see the delivered bytes (the contract's A1, A2).
+void patchQueuedLaunches(Stream *S, Op &Self, Alloc &Dst, uintptr_t Lo,
+                         size_t N, bool SrcChanged, uintptr_t SrcAddr) {
+  std::lock_guard<std::mutex> L(S->M);
+  bool After = false;
+  for (auto &O : S->Q) {
+    if (O.get() == &Self) {
+      After = true;
+      continue;
+    }
+    if (!After || !O->Launch || !O->Launch->HasKle)
+      continue;
+    kleAfterQueuedWrite(*O->Launch, Dst, Lo, N, SrcChanged, SrcAddr);
+  }
+}
+
+
+void stopStreamWorkers() {
+  std::vector<Stream *> Ss;
+  {
+    std::lock_guard<std::mutex> L(workers().M);
+    Ss.swap(workers().Streams);
+  }
+  for (Stream *S : Ss)
+    S->Work.requestStop(S->Wake);
+  for (Stream *S : Ss)
+    S->Work.join();
+}
+
+// cuStreamWaitValue32 (CU_STREAM_WAIT_VALUE_GEQ only): the stream stops until
+// the 32-bit word at Addr (pinned or device memory) is >= Value.
+static CUresult doWaitValue32(uintptr_t Addr, uint32_t Value, unsigned Flags,
+                       CUstream H) {
+  NEED_CTX();
+  CUresult Err;
+  Stream *S = streamArg(H, Err);
+  if (!S)
+    return Err;
+  if ((Flags & 0x3) != 0 /* CU_STREAM_WAIT_VALUE_GEQ */ || Addr % 4)
+    return CUDA_ERROR_INVALID_VALUE;
+  AllocP A = resolve(Addr, 4);
+  if (!A)
+    return CUDA_ERROR_INVALID_VALUE;
+  auto O = std::make_shared<Op>();
+  O->What = "wait value";
+  O->Run = [=](Op &) {
+    for (;;) {
+      if (A->Freed) {
+        opViolation("cuStreamWaitValue32 on %#llx: the memory was released",
+                    (unsigned long long)Addr);
+        return;
+      }
+      uint32_t Now;
+      memcpy(&Now, A->host(Addr), 4);
+      __atomic_thread_fence(__ATOMIC_ACQUIRE);
+      if (Now >= Value)
+        return;
+      std::this_thread::sleep_for(std::chrono::microseconds(1));
+    }
+  };
+  enqueue(S, O);
+  return CUDA_SUCCESS;
+}
+
+
+} // namespace cuda_standin
+
+using namespace cuda_standin;
+
+//===----------------------------------------------------------------------===//
+// Exported driver API
+//===----------------------------------------------------------------------===//
+
+EXPORT CUresult cuLaunchHostFunc(CUstream H, CUhostFn Fn, void *Data) {
+  ENTRY("cuLaunchHostFunc");
+  NEED_CTX();
+  if (!Fn)
+    return CUDA_ERROR_INVALID_VALUE;
+  CUresult Err;
+  Stream *S = streamArg(H, Err);
+  if (!S)
+    return Err;
+  auto O = std::make_shared<Op>();
+  O->What = "host-func";
+  O->Run = [Fn, Data](Op &) { Fn(Data); };
+  enqueue(S, O);
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuStreamAddCallback(CUstream H, CUstreamCallback Cb, void *Data,
+                                    unsigned Flags) {
+  ENTRY("cuStreamAddCallback");
+  NEED_CTX();
+  if (!Cb || Flags)
+    return CUDA_ERROR_INVALID_VALUE;
+  CUresult Err;
+  Stream *S = streamArg(H, Err);
+  if (!S)
+    return Err;
+  auto O = std::make_shared<Op>();
+  O->What = "callback";
+  O->Run = [Cb, Data, H](Op &) { Cb(H, CUDA_SUCCESS, Data); };
+  enqueue(S, O);
+  return CUDA_SUCCESS;
+}
+
+//===------------------------------- streams ------------------------------===//
+
+EXPORT CUresult cuStreamCreate(CUstream *H, unsigned Flags) {
+  ENTRY("cuStreamCreate");
+  NEED_CTX();
+  if (!H || (Flags & ~1u))
+    return CUDA_ERROR_INVALID_VALUE;
+  *H = reinterpret_cast<CUstream>(newStream(CurrentCtx, false));
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuStreamDestroy_v2(CUstream H) {
+  ENTRY("cuStreamDestroy_v2");
+  NEED_INIT();
+  Stream *S = reinterpret_cast<Stream *>(H);
+  if (!isHandle(S, H_STREAM) || S->IsDefault)
+    return CUDA_ERROR_INVALID_HANDLE;
+  // The driver returns immediately; pending work completes in the
+  // background.  The handle is invalid from now on.
+  dropHandle(S);
+  std::lock_guard<std::mutex> L(S->M);
+  S->Destroyed = true;
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuStreamSynchronize(CUstream H) {
+  ENTRY("cuStreamSynchronize");
+  NEED_INIT();
+  CUresult Err;
+  Stream *S = streamArg(H, Err);
+  if (!S)
+    return Err;
+  drain(S);
+  standin::plantedSyncNoise(); // SYNC_NOISE
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuStreamQuery(CUstream H) {
+  ENTRY("cuStreamQuery");
+  NEED_INIT();
+  CUresult Err;
+  Stream *S = streamArg(H, Err);
+  if (!S)
+    return Err;
+  std::lock_guard<std::mutex> L(S->M);
+  return S->Completed >= S->Enqueued ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+}
+
+EXPORT CUresult cuEventCreate(CUevent *E, unsigned Flags) {
+  ENTRY("cuEventCreate");
+  NEED_CTX();
+  if (!E || (Flags & ~0x7u))
+    return CUDA_ERROR_INVALID_VALUE;
+  auto *Ev = new Event();
+  addHandle(Ev, H_EVENT);
+  *E = reinterpret_cast<CUevent>(Ev);
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuEventDestroy_v2(CUevent H) {
+  ENTRY("cuEventDestroy_v2");
+  NEED_INIT();
+  if (!isHandle(H, H_EVENT))
+    return CUDA_ERROR_INVALID_HANDLE;
+  dropHandle(H); // object leaked on purpose: pending waits may still read it
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuEventRecord(CUevent H, CUstream HS) {
+  ENTRY("cuEventRecord");
+  NEED_INIT();
+  if (!isHandle(H, H_EVENT))
+    return CUDA_ERROR_INVALID_HANDLE;
+  CUresult Err;
+  Stream *S = streamArg(HS, Err);
+  if (!S)
+    return Err;
+  Event *E = reinterpret_cast<Event *>(H);
+  uint64_t Tail, Done;
+  {
+    std::lock_guard<std::mutex> L(S->M);
+    Tail = S->Enqueued;
+    Done = S->Completed;
+  }
+  std::lock_guard<std::mutex> L(E->M);
+  E->S = S;
+  E->Seq = Tail > Done ? Tail : 0; // 0: complete at once, at RecordNs
+  E->RecordNs = nowNs();
+  E->Recorded = true;
+  return CUDA_SUCCESS;
+}
+
+static bool eventDone(Event *E, Stream *&S, uint64_t &Seq) {
+  {
+    std::lock_guard<std::mutex> L(E->M);
+    S = E->S;
+    Seq = E->Seq;
+  }
+  if (!S)
+    return true; // never recorded: complete
+  std::lock_guard<std::mutex> L(S->M);
+  return S->Completed >= Seq;
+}
+
+EXPORT CUresult cuEventQuery(CUevent H) {
+  ENTRY("cuEventQuery");
+  NEED_INIT();
+  if (!isHandle(H, H_EVENT))
+    return CUDA_ERROR_INVALID_HANDLE;
+  Stream *S;
+  uint64_t Seq;
+  return eventDone(reinterpret_cast<Event *>(H), S, Seq) ? CUDA_SUCCESS
+                                                          : CUDA_ERROR_NOT_READY;
+}
+
+EXPORT CUresult cuEventSynchronize(CUevent H) {
+  ENTRY("cuEventSynchronize");
+  NEED_INIT();
+  if (!isHandle(H, H_EVENT))
+    return CUDA_ERROR_INVALID_HANDLE;
+  Stream *S;
+  uint64_t Seq;
+  if (!eventDone(reinterpret_cast<Event *>(H), S, Seq))
+    waitFor(S, Seq);
+  return CUDA_SUCCESS;
+}
+
+// The time an event completed: that of the last operation before it on its
+// stream, or when it was recorded if the stream was idle then.
+static bool eventTimeNs(Event *E, uint64_t &Ns) {
+  Stream *S;
+  uint64_t Seq;
+  if (!eventDone(E, S, Seq))
+    return false;
+  std::lock_guard<std::mutex> LE(E->M);
+  Ns = E->RecordNs;
+  if (!E->S || !E->Seq)
+    return true;
+  std::lock_guard<std::mutex> L(E->S->M);
+  for (auto &[OpSeq, T] : E->S->DoneNs)
+    if (OpSeq == E->Seq)
+      Ns = T;
+  return true;
+}
+
+EXPORT CUresult cuEventElapsedTime(float *Ms, CUevent HStart, CUevent HEnd) {
+  ENTRY("cuEventElapsedTime");
+  NEED_INIT();
+  if (!Ms)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!isHandle(HStart, H_EVENT) || !isHandle(HEnd, H_EVENT))
+    return CUDA_ERROR_INVALID_HANDLE;
+  auto *Start = reinterpret_cast<Event *>(HStart);
+  auto *End = reinterpret_cast<Event *>(HEnd);
+  for (Event *E : {Start, End}) {
+    std::lock_guard<std::mutex> L(E->M);
+    if (!E->Recorded)
+      return CUDA_ERROR_INVALID_HANDLE; // as the driver: never recorded
+  }
+  uint64_t T0, T1;
+  if (!eventTimeNs(Start, T0) || !eventTimeNs(End, T1))
+    return CUDA_ERROR_NOT_READY;
+  *Ms = float((double(T1) - double(T0)) / 1e6);
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuStreamWaitEvent(CUstream HS, CUevent H, unsigned Flags) {
+  ENTRY("cuStreamWaitEvent");
+  NEED_INIT();
+  if (!isHandle(H, H_EVENT))
+    return CUDA_ERROR_INVALID_HANDLE;
+  CUresult Err;
+  Stream *S = streamArg(HS, Err);
+  if (!S)
+    return Err;
+  Stream *ES;
+  uint64_t Seq;
+  if (eventDone(reinterpret_cast<Event *>(H), ES, Seq))
+    return CUDA_SUCCESS;
+  if (ES == S)
+    return CUDA_SUCCESS; // same stream: already ordered
+  auto O = std::make_shared<Op>();
+  O->What = "wait-event";
+  O->Run = [ES, Seq](Op &) { waitFor(ES, Seq); };
+  enqueue(S, O);
+  return CUDA_SUCCESS;
+}
+
+//===----------------------------------------------------------------------===//
+// Aliases: the other spellings of the entry points above (see
+// cuda_context.cpp).
+//===----------------------------------------------------------------------===//
+
+EXPORT CUresult cuStreamDestroy(CUstream H) { return cuStreamDestroy_v2(H); }
+EXPORT CUresult cuEventDestroy(CUevent H) { return cuEventDestroy_v2(H); }
+EXPORT CUresult cuStreamWaitValue32_v2(CUstream S, CUdeviceptr A, uint32_t V,
+                                      unsigned F) {
+  ENTRY("cuStreamWaitValue32_v2");
+  return doWaitValue32(A, V, F, S);
+}
+EXPORT CUresult cuStreamWaitValue32(CUstream S, CUdeviceptr A, uint32_t V,
+                                    unsigned F) {
+  ENTRY("cuStreamWaitValue32");
+  return doWaitValue32(A, V, F, S);
+}
+EXPORT CUresult cuEventElapsedTime_v2(float *Ms, CUevent S, CUevent E) {
+  return cuEventElapsedTime(Ms, S, E); // CUDA 12.8+ cuda.h maps to _v2
+}

@@ -1,0 +1,94 @@
+//===- kle_contract_cuda.h - The CUDA stand-in's KLE checks -----*- C++ -*-===//
+//
+// TEST ONLY.  The checks the CUDA stand-in makes of the kernel launch
+// environment (KLE / dyn_ptr) contract, named as in README.md: A1 bytes
+// unchanged from launch to execution, A2 staging source stable, B lifetime
+// (nothing freed while a launch uses it), C placement per KLE_STANDIN_EXPECT,
+// D reduction buffer, E KLE present, and the counters zero at kernel start.
+// The rest of the front calls them at the points below and nowhere else;
+// every violation goes through standin::violation().
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KLE_STANDIN_KLE_CONTRACT_CUDA_H
+#define KLE_STANDIN_KLE_CONTRACT_CUDA_H
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cuda_standin {
+
+struct Alloc;
+struct LaunchRec;
+struct Stream;
+enum class MemKind;
+using AllocP = std::shared_ptr<Alloc>;
+
+/// Where dyn_ptr must point (KLE_STANDIN_EXPECT, check C).
+enum class Expect { Any, ZeroCopy, Copy, Staged, Resident };
+
+/// The contract's settings: KLE_STANDIN_EXPECT, _KLE_SIZE (bytes compared,
+/// default 16 = LLVM 22 layout), _KLE_LAYOUT (llvm22: also check
+/// KLE.ReductionBuffer at offset 8).
+struct KleConfig {
+  Expect Mode = Expect::Any;
+  size_t KleSize = 16;
+  bool Llvm22Layout = true;
+};
+
+/// Parses the contract's settings; \p Expect is the core's KLE_STANDIN_EXPECT
+/// value (zerocopy, copy, staged, resident; anything else is Any).  Reads
+/// KLE_STANDIN_KLE_SIZE and _KLE_LAYOUT (core::init must have run).
+KleConfig kleConfigFromEnv(const std::string &Expect);
+
+/// At the enqueue of a write of [Lo, Lo+N) into \p Dst on \p S (null: a
+/// synchronous write): records it for the placement check (C).  Caller holds
+/// g().Mtx.
+void kleAtWriteLocked(Alloc &Dst, uintptr_t Lo, size_t N, Stream *S,
+                      MemKind SrcKind, bool SrcPageable);
+
+/// The source bytes of an async copy, as enqueued (A2).
+using KleSourceSnapshot = std::shared_ptr<std::vector<uint8_t>>;
+/// At the enqueue of an async copy of \p N bytes from \p Src: a snapshot of a
+/// small pinned-to-device copy's source, null for every other copy.
+KleSourceSnapshot kleWatchCopySource(Stream *S, const AllocP &SA,
+                                     const AllocP &DA, uintptr_t Src,
+                                     size_t N);
+/// When the copy executes: true if the source \p From no longer holds the
+/// snapshot's \p N bytes (a null snapshot never changed).
+bool kleCopySourceChanged(const KleSourceSnapshot &At, const uint8_t *From,
+                          size_t N);
+/// After a write of [Lo, Lo+N) into \p Dst executed on the stream of \p LR,
+/// which is queued behind it: \p LR expects the delivered bytes (A1); if
+/// \p SrcChanged the copy's pinned source (\p SrcAddr) was recycled before it
+/// ran (A2).  Caller holds the stream's lock.
+void kleAfterQueuedWrite(LaunchRec &LR, Alloc &Dst, uintptr_t Lo, size_t N,
+                         bool SrcChanged, uintptr_t SrcAddr);
+
+/// At cuLaunchKernel, before the launch is queued: a kernel that needs a
+/// reduction buffer must get a KLE (E).
+void kleAtLaunch(const LaunchRec &LR);
+/// At cuLaunchKernel, with the launch stream's lock held (takes g().Mtx), as
+/// the launch is queued: registers \p LR with the allocation at dyn_ptr (B),
+/// snapshots its KleSize bytes (A1) and checks the placement (C).  A dyn_ptr
+/// that is not a live allocation is reported at kernel start.
+void kleAtEnqueue(LaunchRec &LR);
+
+/// At kernel start, on the stream's worker: the KLE live and unchanged (A1,
+/// B), the reduction buffer (D), the counters zero and, for resident,
+/// upstream's layout.  Takes g().Mtx.
+void kleAtKernelStart(LaunchRec &LR);
+/// At kernel end: the KLE live and unchanged again; \p LR stops being
+/// pending (no later free is reported against it).  Takes g().Mtx.
+void kleAtKernelEnd(LaunchRec &LR);
+
+/// At the release of \p A (\p By names the releaser): reports every launch
+/// still queued or running that uses it (B).  Caller holds g().Mtx.
+void kleAtReleaseLocked(Alloc &A, const char *By);
+
+} // namespace cuda_standin
+
+#endif // KLE_STANDIN_KLE_CONTRACT_CUDA_H
