@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Run the driver stand-in tests (test/standin/cuda/lit, test/standin/hsa/lit,
-# test/transport) against libomptarget (CUDA, AMDGPU and host plugins) built
-# with AddressSanitizer and with ThreadSanitizer.
+# Run the driver stand-in tests (test/standin/lifecycle, test/standin/cuda/lit,
+# test/standin/hsa/lit, test/transport) against libomptarget (CUDA, AMDGPU and
+# host plugins) built with AddressSanitizer and with ThreadSanitizer.
 # The test programs themselves are not instrumented (except
 # test/standin/cuda/lit/tsan_user_race.c, whose user code must be); the
 # sanitizer runtime is preloaded. Any report fails the run (halt_on_error, exit code 86).
@@ -32,16 +32,16 @@ for san in ${KLE_SANITIZERS:-address thread seeded}; do
       reports="$KLE_BUILD_DIR/test/sanitizer-seeded-${t%.c}.reports"
       rm -rf "$reports"; mkdir -p "$reports"
       lit_san thread offload-thread-seeded --param KLE_SANITIZER_LOG="$reports/tsan" \
-        "$KLE_ROOT/test/standin/cuda/lit/$t" > "$log" 2>&1
+        "$KLE_ROOT/test/standin/lifecycle/$t" > "$log" 2>&1
       # With halt_on_error a report ends the program: every program of the
       # test that reported must have reported the seeded race (on the global
       # kle_seed_pool_race), so no other report came first.
       n=$(cat "$reports"/tsan.* 2>/dev/null | grep -c 'WARNING: ThreadSanitizer')
       seeded=$(cat "$reports"/tsan.* 2>/dev/null | grep -c "Location is global 'kle_seed_pool_race'")
       if [ "$n" -gt 0 ] && [ "$n" = "$seeded" ]; then
-        echo "seeded race reported: standin/cuda/lit/$t ($n runs; reports in $reports)"
+        echo "seeded race reported: standin/lifecycle/$t ($n runs; reports in $reports)"
       else
-        echo "SEEDED RACE NOT REPORTED: standin/cuda/lit/$t ($seeded of $n reports; see $log, $reports)"; rc=1
+        echo "SEEDED RACE NOT REPORTED: standin/lifecycle/$t ($seeded of $n reports; see $log, $reports)"; rc=1
       fi
     done
     continue
@@ -50,7 +50,7 @@ for san in ${KLE_SANITIZERS:-address thread seeded}; do
   targets="offload-$san"; [ "$san" = thread ] && targets="$targets cuda-standin-thread hsa-standin-thread"
   ninja -C "$KLE_BUILD_DIR" $targets > "$KLE_BUILD_DIR/test/offload-$san.build.log" 2>&1 \
     || { echo "building the $san-sanitized libomptarget failed (see $KLE_BUILD_DIR/test/offload-$san.build.log)"; rc=1; continue; }
-  lit_san "$san" "offload-$san" "$KLE_ROOT/test/standin/cuda/lit" "$KLE_ROOT/test/standin/hsa/lit" "$KLE_ROOT/test/transport" \
+  lit_san "$san" "offload-$san" "$KLE_ROOT/test/standin/lifecycle" "$KLE_ROOT/test/standin/cuda/lit" "$KLE_ROOT/test/standin/hsa/lit" "$KLE_ROOT/test/transport" \
     > "$KLE_BUILD_DIR/test/sanitizer-$san.log" 2>&1 || rc=1
   grep -E '^(FAIL|XPASS|UNRESOLVED|TIMEOUT):|^  (Passed|Failed|Expectedly|Unsupported)' "$KLE_BUILD_DIR/test/sanitizer-$san.log"
 done

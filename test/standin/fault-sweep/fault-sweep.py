@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Fault sweep over the driver stand-ins (test only; see README.md here).
 
-For each stand-in (cuda, hsa), lifecycle program (Inputs/*.c) and KLE
-transport, one clean run records the calls per driver entry point
-(KLE_STANDIN_STATS_FILE / KLE_HSA_STANDIN_STATS_FILE). Then every entry point
-that was called fails once at each distinct position of its calls (1, 2, 3,
-the middle one as steady state, the last), one run per position and
-transport, and each run is classified:
+For each stand-in (cuda, hsa), lifecycle program (sync.c, nowait.c and
+threads.c in test/standin/lifecycle/Inputs) and KLE transport, one clean run
+records the calls per driver entry point (KLE_STANDIN_STATS_FILE /
+KLE_HSA_STANDIN_STATS_FILE). Then every entry point that was called fails
+once at each distinct position of its calls (1, 2, 3, the middle one as
+steady state, the last), one run per position and transport, and each run
+is classified:
 
   completed  status 0, right result, nothing live at exit
   host       as completed, and at least one region ran on the host (a
@@ -38,6 +39,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 STANDIN = os.path.dirname(HERE)
+PROGRAMS_DIR = os.path.join(STANDIN, "lifecycle", "Inputs")  # the driver-neutral programs
 TRANSPORTS = ["zerocopy", "resident", "staged", "copy"]
 PROGRAMS = ["sync", "nowait", "threads"]
 
@@ -129,7 +131,7 @@ class Runner:
     def compile(self, front, prog):
         f = FRONTS[front]
         out = os.path.join(self.work, "%s.%s" % (prog, f["arch"]))
-        src = os.path.join(HERE, "Inputs", prog + ".c")
+        src = os.path.join(PROGRAMS_DIR, prog + ".c")
         if os.path.exists(out) and os.path.getmtime(out) > os.path.getmtime(src):
             return out
         cmd = ["clang-22", "--config=" + self.cfg, "-fopenmp",

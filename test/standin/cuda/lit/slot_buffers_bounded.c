@@ -11,6 +11,8 @@
 // back the buffers of free slots and the allocation is retried (patch 0002,
 // KLETransportTy::reclaimSlotBuffers); before that it failed under zerocopy,
 // resident and staged, and succeeded under copy.
+// CUDA only: the program measures free device memory with cuMemGetInfo (the
+// HSA stand-in reports no free-memory figure to measure it with).
 // REQUIRES: cuda-standin
 // RUN: %clang-sm90 -O2 %s -o %t -ldl
 // RUN: %standin-env KLE_STANDIN_KERNEL_US=2000 LIBOMPTARGET_KLE_TRANSPORT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck %s

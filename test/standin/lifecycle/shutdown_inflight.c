@@ -6,9 +6,11 @@
 // called __tgt_target_kernel on a deleted PluginManager. Patch 0007 waits for
 // the calling task's children first; test/host/exit_with_nowait_inflight.c
 // checks the same on the host device.
-// REQUIRES: cuda-standin
-// RUN: %clang-sm90 %s -o %t
-// RUN: %standin-env KLE_STANDIN_DELAY_US=2000:5000 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s
+// REQUIRES: cuda-standin || hsa-standin
+// RUN: %if cuda-standin %{ %clang-sm90 %s -o %t.cuda %}
+// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=2000:5000 %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
+// RUN: %if hsa-standin %{ %clang-gfx90a %s -o %t.hsa %}
+// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=2000:5000 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
 #include <stdio.h>
 #define N 1024
 int main(void) {
@@ -27,6 +29,6 @@ int main(void) {
 // CHECK: returning with launches in flight
 // CUDA: kle-standin: live device=0 pinned=0 managed=0
 // CUDA: kle-standin: launches=16 violations=0
-// The gfx90a run (test/standin/hsa/lit/shutdown_inflight.test):
+// The HSA stand-in's own report (the gfx90a runs):
 // HSA: kle-hsa-standin: live device=0 fine=0 kernarg=0 host-coarse=0 locked=0 signals=0 queues=0 executables=0 handlers=0 copies=0
 // HSA: kle-hsa-standin: launches=16 violations=0

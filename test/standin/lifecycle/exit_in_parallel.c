@@ -11,11 +11,15 @@
 // of the team, or by an ancestor of the exiting task, are waited for through
 // libomp's count of unfinished hidden helper tasks: exit_pending_elsewhere.c
 // (docs/DESIGN.md "Shutdown with launches in flight").
-// REQUIRES: cuda-standin
-// RUN: %clang-sm90 %s -o %t
-// RUN: %standin-env KLE_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,ZC %s
-// RUN: %standin-env KLE_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=resident KLE_STANDIN_EXPECT=resident LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,RES %s
-// RUN: %standin-env KLE_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,COPY %s
+// REQUIRES: cuda-standin || hsa-standin
+// RUN: %if cuda-standin %{ %clang-sm90 %s -o %t.cuda %}
+// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,ZC %s %}
+// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=resident KLE_STANDIN_EXPECT=resident LIBOMPTARGET_KLE_STATS=1 %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,RES %s %}
+// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,COPY %s %}
+// RUN: %if hsa-standin %{ %clang-gfx90a %s -o %t.hsa %}
+// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_HSA_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,ZC %s %}
+// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=resident KLE_HSA_STANDIN_EXPECT=resident LIBOMPTARGET_KLE_STATS=1 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,RES %s %}
+// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_HSA_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,COPY %s %}
 #include <stdio.h>
 #include <stdlib.h>
 int main(void) {
@@ -43,5 +47,7 @@ int main(void) {
 // ZC: omptarget KLE stats: device 0: launches copy=0 staged=0 zerocopy=4 resident=0; {{.*}} outstanding_at_deinit=0
 // RES: omptarget KLE stats: device 0: launches copy=0 staged=0 zerocopy=0 resident=4; {{.*}} outstanding_at_deinit=0
 // COPY: omptarget KLE stats: device 0: launches copy=4 staged=0 zerocopy=0 resident=0; {{.*}} outstanding_at_deinit=0
-// CHECK: kle-standin: live device=0 pinned=0 managed=0
-// CHECK: kle-standin: launches=4 violations=0
+// CUDA: kle-standin: live device=0 pinned=0 managed=0
+// CUDA: kle-standin: launches=4 violations=0
+// HSA: kle-hsa-standin: live device=0 fine=0 kernarg=0 host-coarse=0 locked=0 signals=0 queues=0 executables=0 handlers=0 copies=0
+// HSA: kle-hsa-standin: launches=4 violations=0

@@ -4,11 +4,15 @@
 // NOTE: fails against upstream LLVM 22.1.8: peak device=20007 -- the nowait
 // completion path (queryAsync) never frees AssociatedAllocations (KLE +
 // reduction buffer), only synchronize() does.
-// REQUIRES: cuda-standin
-// RUN: %clang-sm90 %s -o %t
-// RUN: %standin-env KLE_STANDIN_DELAY_US=0:5 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,ZEROCOPY %s
-// RUN: %standin-env KLE_STANDIN_DELAY_US=0:5 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,COPY %s
-// RUN: %standin-env KLE_STANDIN_DELAY_US=0:5 KLE_STANDIN_EXPECT=resident %run %t 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s
+// REQUIRES: cuda-standin || hsa-standin
+// RUN: %if cuda-standin %{ %clang-sm90 %s -o %t.cuda %}
+// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=0:5 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,ZEROCOPY %s %}
+// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=0:5 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,COPY %s %}
+// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=0:5 KLE_STANDIN_EXPECT=resident %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
+// RUN: %if hsa-standin %{ %clang-gfx90a %s -o %t.hsa %}
+// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=0:5 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_HSA_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,ZEROCOPY %s %}
+// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=0:5 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_HSA_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,COPY %s %}
+// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=0:5 KLE_HSA_STANDIN_EXPECT=resident %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
 #include <stdio.h>
 #define N 256
 int main(void) {
@@ -33,7 +37,7 @@ int main(void) {
 // CUDA: kle-standin: live device=0 pinned=0 managed=0 (bytes device=0 pinned=0 managed=0) at=cuDevicePrimaryCtxRelease
 // CUDA-NEXT: kle-standin: peak device={{[0-9]?[0-9]?[0-9]}} pinned={{[0-9]?[0-9]?[0-9]}} managed=0
 // CUDA-NEXT: kle-standin: launches=10000 violations=0
-// The gfx90a run (test/standin/hsa/lit/nowait_10000.test):
+// The HSA stand-in's own report (the gfx90a runs):
 // HSA: kle-hsa-standin: live device=0 fine=0 kernarg=0 host-coarse=0 locked=0 signals=0 queues=0 executables=0 handlers=0 copies=0 (bytes device=0 fine=0 kernarg=0) at=hsa_shut_down
 // HSA-NEXT: kle-hsa-standin: peak device={{[0-9]?[0-9]?[0-9]}} fine={{[0-9]?[0-9]?[0-9]}} kernarg={{[0-9]?[0-9]?[0-9]}} host-coarse=0 locked=0
 // HSA-NEXT: kle-hsa-standin: launches=10000 violations=0

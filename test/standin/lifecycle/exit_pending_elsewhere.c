@@ -15,17 +15,21 @@
 // The `long` run makes kernels of 1-2 s (4 regions of several seconds each on
 // the stand-in): an earlier version of the wait gave up after 10 s without a
 // task finishing and tore the runtime down under a running kernel.
-// REQUIRES: cuda-standin
+// REQUIRES: cuda-standin || hsa-standin
 // Not under TSan: the exit path's wait orders the hidden helper threads'
 // last accesses before the teardown through libomp's task counter, an atomic
 // in the uninstrumented libomp that Archer does not model, so TSan reports
 // the teardown (PluginManager::unregisterLib) as racing with them.
 // UNSUPPORTED: tsan
-// RUN: %clang-sm90 %s -o %t
-// RUN: %standin-env KLE_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t other 2>&1 | %fcheck %s
-// RUN: %standin-env KLE_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=resident KLE_STANDIN_EXPECT=resident LIBOMPTARGET_KLE_STATS=1 %run %t if0 2>&1 | %fcheck %s
-// RUN: %standin-env KLE_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t deferred 2>&1 | %fcheck %s
-// RUN: %standin-env KLE_STANDIN_DELAY_US=1000000:2000000 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t other 2>&1 | %fcheck %s
+// RUN: %if cuda-standin %{ %clang-sm90 %s -o %t.cuda %}
+// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t.cuda other 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
+// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=resident KLE_STANDIN_EXPECT=resident LIBOMPTARGET_KLE_STATS=1 %run %t.cuda if0 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
+// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t.cuda deferred 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
+// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=1000000:2000000 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t.cuda other 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
+// RUN: %if hsa-standin %{ %clang-gfx90a %s -o %t.hsa %}
+// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_HSA_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t.hsa other 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
+// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=resident KLE_HSA_STANDIN_EXPECT=resident LIBOMPTARGET_KLE_STATS=1 %run %t.hsa if0 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
+// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_HSA_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t.hsa deferred 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,5 +89,7 @@ int main(int argc, char **argv) {
 // CHECK: exiting
 // CHECK-NOT: unreachable
 // CHECK: omptarget KLE stats: device 0: launches {{.*}}; {{.*}} outstanding_at_deinit=0
-// CHECK: kle-standin: live device=0 pinned=0 managed=0
-// CHECK: kle-standin: launches=4 violations=0
+// CUDA: kle-standin: live device=0 pinned=0 managed=0
+// CUDA: kle-standin: launches=4 violations=0
+// HSA: kle-hsa-standin: live device=0 fine=0 kernarg=0 host-coarse=0 locked=0 signals=0 queues=0 executables=0 handlers=0 copies=0
+// HSA: kle-hsa-standin: launches=4 violations=0

@@ -1,0 +1,46 @@
+// Back-to-back reduction launches (each needs a KLE) without any explicit
+// synchronisation between them, in two rounds over different data.
+// REQUIRES: cuda-standin || hsa-standin
+// RUN: %if cuda-standin %{ %clang-sm90 %s -o %t.cuda %}
+// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=0:200 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,ZEROCOPY %s %}
+// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=0:200 LIBOMPTARGET_KLE_TRANSPORT=staged KLE_STANDIN_EXPECT=staged LIBOMPTARGET_KLE_STATS=1 %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,STAGED %s %}
+// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=0:200 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,COPY %s %}
+// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=0:200 KLE_STANDIN_EXPECT=resident %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
+// RUN: %if hsa-standin %{ %clang-gfx90a %s -o %t.hsa %}
+// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=0:200 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_HSA_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,ZEROCOPY %s %}
+// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=0:200 LIBOMPTARGET_KLE_TRANSPORT=staged KLE_HSA_STANDIN_EXPECT=staged LIBOMPTARGET_KLE_STATS=1 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,STAGED %s %}
+// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=0:200 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_HSA_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,COPY %s %}
+// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=0:200 KLE_HSA_STANDIN_EXPECT=resident %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
+#include <stdio.h>
+#define N 4096
+int main(void) {
+  static int a[N];
+  for (int i = 0; i < N; ++i) a[i] = i;
+  long total = 0;
+#pragma omp target data map(to : a[0:N])
+  for (int round = 0; round < 2; ++round) {
+    for (int k = 0; k < 16; ++k) {
+      long s = 0;
+#pragma omp target teams distribute parallel for reduction(+ : s)
+      for (int i = 0; i < N; ++i) s += a[i] + round;
+      total += s; // kernels compute nothing under the stand-in
+    }
+#pragma omp target update to(a[0:N])
+  }
+  printf("done total=%ld\n", total >= 0 ? 1L : 0L);
+  fflush(stdout);
+  return 0;
+}
+// CHECK-NOT: VIOLATION
+// CHECK: done
+// ZEROCOPY: omptarget KLE stats: device 0: launches copy=0 staged=0 zerocopy=32 resident=0; fallbacks PoolExhausted=0 AllocationFailed=0 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs={{[1-9][0-9]*}}
+// ZEROCOPY-SAME: ; host_ns_per_launch_in_kle_path={{[1-9][0-9]*}}
+// STAGED: omptarget KLE stats: device 0: launches copy=0 staged=32 zerocopy=0 resident=0; fallbacks PoolExhausted=0 AllocationFailed=0 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs={{[1-9][0-9]*}}
+// STAGED-SAME: ; host_ns_per_launch_in_kle_path={{[1-9][0-9]*}}
+// COPY: omptarget KLE stats: device 0: launches copy=32 staged=0 zerocopy=0 resident=0; fallbacks PoolExhausted=0 AllocationFailed=0 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs=0 
+// COPY-SAME: ; host_ns_per_launch_in_kle_path={{[1-9][0-9]*}}
+// CUDA: kle-standin: live device=0 pinned=0 managed=0
+// CUDA: kle-standin: launches=32 violations=0
+// The HSA stand-in's own report (the gfx90a runs):
+// HSA: kle-hsa-standin: live device=0 fine=0 kernarg=0 host-coarse=0 locked=0 signals=0 queues=0 executables=0 handlers=0 copies=0
+// HSA: kle-hsa-standin: launches=32 violations=0

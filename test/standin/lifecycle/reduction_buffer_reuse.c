@@ -1,0 +1,72 @@
+// Under zerocopy and staged a slot keeps its teams-reduction buffer (up to
+// LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT, 64 KiB by default): the next holder
+// reuses it (no per-launch device allocation), and a kernel that needs a
+// larger one grows it once. Synchronous launches always get the same slot
+// (LIFO), so the INFO lines show the buffer: the scalar kernel's first
+// buffer, then one grown buffer that every later launch reuses. The
+// stand-in checks each launch's KLE.ReductionBuffer is a live device
+// allocation of at least what the kernel needs, not freed before the kernel
+// completed, and that nothing is left at exit (the cached buffers are freed
+// at deinit).
+// REQUIRES: cuda-standin || hsa-standin
+// RUN: %if cuda-standin %{ %clang-sm90 -O2 %s -o %t.cuda %}
+// The scalar kernel needs 8 B x 1024 = 8 KiB, the array kernel 32 KiB; with
+// LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT below 32 KiB only the scalar kernel's
+// buffer is kept (peak 8 KiB) and the array kernel's goes per launch.
+// RUN: %if cuda-standin %{ %standin-env LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_INFO=32 %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,REUSE,PEAK32 %s %}
+// RUN: %if cuda-standin %{ %standin-env LIBOMPTARGET_KLE_TRANSPORT=staged KLE_STANDIN_EXPECT=staged LIBOMPTARGET_KLE_STATS=1 %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,PEAK32 %s %}
+// RUN: %if cuda-standin %{ %standin-env LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT=16384 %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,PEAK8 %s %}
+// RUN: %if cuda-standin %{ %standin-env LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT=0 %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,PEAK0 %s %}
+// RUN: %if cuda-standin %{ %standin-env LIBOMPTARGET_KLE_TRANSPORT=zerocopy LIBOMPTARGET_KLE_STATS=1 LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT=lots %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,BADLIMIT,PEAK32 %s %}
+// RUN: %if cuda-standin %{ %standin-env LIBOMPTARGET_KLE_TRANSPORT=copy KLE_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,PEAK0 %s %}
+// RUN: %if hsa-standin %{ %clang-gfx90a -O2 %s -o %t.hsa %}
+// RUN: %if hsa-standin %{ %hsa-env LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_HSA_STANDIN_EXPECT=zerocopy LIBOMPTARGET_INFO=32 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,REUSE,PEAK32 %s %}
+// RUN: %if hsa-standin %{ %hsa-env LIBOMPTARGET_KLE_TRANSPORT=staged KLE_HSA_STANDIN_EXPECT=staged LIBOMPTARGET_KLE_STATS=1 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,PEAK32 %s %}
+// RUN: %if hsa-standin %{ %hsa-env LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_HSA_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT=16384 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,PEAK8 %s %}
+// RUN: %if hsa-standin %{ %hsa-env LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_HSA_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT=0 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,PEAK0 %s %}
+// RUN: %if hsa-standin %{ %hsa-env LIBOMPTARGET_KLE_TRANSPORT=zerocopy LIBOMPTARGET_KLE_STATS=1 LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT=lots %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,BADLIMIT,PEAK32 %s %}
+// RUN: %if hsa-standin %{ %hsa-env LIBOMPTARGET_KLE_TRANSPORT=copy KLE_HSA_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,PEAK0 %s %}
+#include <stdio.h>
+
+#define M 4
+
+static long scalar(int n) {
+  long s = 0;
+#pragma omp target teams distribute parallel for num_teams(4) reduction(+ : s) map(tofrom : s)
+  for (int i = 0; i < n; ++i)
+    s += i;
+  return s;
+}
+
+static void array(long *a, int n) {
+#pragma omp target teams distribute parallel for num_teams(4) reduction(+ : a[0 : M]) map(tofrom : a[0 : M])
+  for (int i = 0; i < n; ++i)
+    a[i % M] += i;
+}
+
+int main(void) {
+  static long a[M];
+  long t = scalar(100);
+  array(a, 1000);
+  t += scalar(100);
+  array(a, 1000);
+  t += scalar(100);
+  printf("done %ld\n", t >= 0 ? 1L : 0L);
+  fflush(stdout);
+  return 0;
+}
+// REUSE: KLE transport=zerocopy slot=[[SLOT:0x[0-9a-f]+]] counters={{.*}} ReductionBuffer=[[SMALL:0x[0-9a-f]+]]
+// REUSE: KLE transport=zerocopy slot=[[SLOT]] counters={{.*}} ReductionBuffer=[[BIG:0x[0-9a-f]+]]
+// REUSE: KLE transport=zerocopy slot=[[SLOT]] counters={{.*}} ReductionBuffer=[[BIG]]
+// REUSE: KLE transport=zerocopy slot=[[SLOT]] counters={{.*}} ReductionBuffer=[[BIG]]
+// REUSE: KLE transport=zerocopy slot=[[SLOT]] counters={{.*}} ReductionBuffer=[[BIG]]
+// BADLIMIT: "PluginInterface" message: warning: LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT="lots" is not valid (valid values: a number of bytes from 0 to 1099511627776); using the default
+// CHECK-NOT: VIOLATION
+// CHECK: done 1
+// PEAK32: omptarget KLE stats: {{.*}} slot_buffer_bytes_peak=32768{{$|;| }}
+// PEAK8: omptarget KLE stats: {{.*}} slot_buffer_bytes_peak=8192{{$|;| }}
+// PEAK0: omptarget KLE stats: {{.*}} slot_buffer_bytes_peak=0{{$|;| }}
+// CUDA: kle-standin: live device=0 pinned=0 managed=0
+// CUDA: kle-standin: launches=5 violations=0
+// HSA: kle-hsa-standin: live device=0 fine=0 kernarg=0 host-coarse=0 locked=0 signals=0 queues=0 executables=0 handlers=0 copies=0
+// HSA: kle-hsa-standin: launches=5 violations=0

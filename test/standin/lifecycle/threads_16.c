@@ -1,0 +1,39 @@
+// 16 host threads, each launching reduction kernels and synchronising.
+// REQUIRES: cuda-standin || hsa-standin
+// RUN: %if cuda-standin %{ %clang-sm90 %s -o %t.cuda %}
+// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=0:300 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,ZEROCOPY %s %}
+// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=0:300 LIBOMPTARGET_KLE_TRANSPORT=staged KLE_STANDIN_EXPECT=staged LIBOMPTARGET_KLE_STATS=1 %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,STAGED %s %}
+// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=0:300 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,COPY %s %}
+// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=0:300 KLE_STANDIN_EXPECT=resident %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
+// RUN: %if hsa-standin %{ %clang-gfx90a %s -o %t.hsa %}
+// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=0:300 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_HSA_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,ZEROCOPY %s %}
+// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=0:300 LIBOMPTARGET_KLE_TRANSPORT=staged KLE_HSA_STANDIN_EXPECT=staged LIBOMPTARGET_KLE_STATS=1 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,STAGED %s %}
+// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=0:300 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_HSA_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,COPY %s %}
+// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=0:300 KLE_HSA_STANDIN_EXPECT=resident %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
+#include <stdio.h>
+#define N 1024
+int main(void) {
+  int launched = 0;
+#pragma omp parallel num_threads(16) reduction(+ : launched)
+  {
+    for (int k = 0; k < 4; ++k) {
+      long s = 0;
+#pragma omp target teams distribute parallel for reduction(+ : s)
+      for (int i = 0; i < N; ++i) s += i;
+      ++launched;
+    }
+  }
+  printf("done launched=%d\n", launched);
+  fflush(stdout);
+  return 0;
+}
+// CHECK-NOT: VIOLATION
+// CHECK: done launched=64
+// ZEROCOPY: omptarget KLE stats: device 0: launches copy=0 staged=0 zerocopy=64 resident=0; fallbacks PoolExhausted=0 AllocationFailed=0 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs={{[1-9][0-9]*}}
+// STAGED: omptarget KLE stats: device 0: launches copy=0 staged=64 zerocopy=0 resident=0; fallbacks PoolExhausted=0 AllocationFailed=0 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs={{[1-9][0-9]*}}
+// COPY: omptarget KLE stats: device 0: launches copy=64 staged=0 zerocopy=0 resident=0; fallbacks PoolExhausted=0 AllocationFailed=0 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs=0 
+// CUDA: kle-standin: live device=0 pinned=0 managed=0
+// CUDA: kle-standin: launches=64 violations=0
+// The HSA stand-in's own report (the gfx90a runs):
+// HSA: kle-hsa-standin: live device=0 fine=0 kernarg=0 host-coarse=0 locked=0 signals=0 queues=0 executables=0 handlers=0 copies=0
+// HSA: kle-hsa-standin: launches=64 violations=0
