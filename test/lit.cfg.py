@@ -29,7 +29,7 @@ import lit.formats
 config.name = "kle-offload"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".c", ".cpp", ".test"]
-config.excludes = ["Inputs", "unit", "src", "selftest", "core", "hsa_standin.cpp", "cuda_standin.cpp", "cuda.cmake", "lit.cfg.py",
+config.excludes = ["Inputs", "unit", "src", "selftest", "core", "seed", "cuda.cmake", "lit.cfg.py",
                    "README.md", "tsan.supp"]
 config.test_source_root = os.path.dirname(__file__)
 
