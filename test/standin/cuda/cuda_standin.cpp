@@ -311,8 +311,7 @@ Config &cfg() {
     standin::setStatsNames(standin::StatsNames::Exported);
     standin::plantedInit(); // COPY_US, SYNC_NOISE (malformed: exit 2)
     Config *C = new Config();
-    if (const char *E = standin::env("DEVICES"))
-      C->NumDevices = std::max(0, atoi(E));
+    C->NumDevices = standin::deviceCount(1, 64); // DEVICES (bad: exit 2)
     if (Core.Expect == "zerocopy") C->Mode = Expect::ZeroCopy;
     else if (Core.Expect == "copy") C->Mode = Expect::Copy;
     else if (Core.Expect == "staged") C->Mode = Expect::Staged;

@@ -1035,8 +1035,7 @@ Symbol *symOf(hsa_executable_symbol_t H) {
 bool validAgent(hsa_agent_t A) { return A.handle == CPU_AGENT || A.handle == GPU_AGENT; }
 
 int gpuCount() {
-  const char *E = env("DEVICES");
-  return E ? std::min(1, std::max(0, atoi(E))) : 1;
+  return standin::deviceCount(1, 1); // DEVICES: one GPU agent or none
 }
 
 /// Host view of [P, P+N): a live block (device bytes via the backing store),
