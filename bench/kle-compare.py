@@ -8,10 +8,11 @@ confidence interval of the median of the per-run times, with the ratio to the
 no-KLE baseline of the same shape and to the copy transport.
 
 Times are seconds per launch (Google Benchmark's real time per iteration; for
-the pipelined benchmarks, divided by the launches per iteration). On the host
-device or the CUDA driver stand-in the figures are host-side overhead only:
-no kernel runs on a GPU there. Under the stand-in it also counts driver calls
-per launch by entry point (from 100 and 200 launches, so start-up cancels).
+the pipelined benchmarks, divided by the launches per iteration). On the CUDA
+driver stand-in the figures are host-side overhead only: no kernel runs on a
+GPU there; a host device is refused (the host plugin has no KLE
+transports). Under the stand-in it also counts driver calls per launch by
+entry point (from 100 and 200 launches, so start-up cancels).
 
 Besides the Google Benchmark figures (one sample per run and round), each
 round also records per-launch latencies ("LaunchLatency/teams:N": kle-bench
@@ -339,10 +340,16 @@ def main():
         die("--standin given but device %d (%s) is not one of the stand-in's CUDA "
             "devices (%s)" % (num, uid, ", ".join(
                 "%d %s" % d for d in devs if d[1].startswith(standin_uid)) or "none"))
+    if uid.startswith("x86_64"):
+        # The host plugin has no KLE transports: every row would measure
+        # copy under another transport's name.
+        die("device %d (%s) is a host device: the host plugin has no KLE "
+            "transports, so every zerocopy, resident and staged row would "
+            "measure copy; run on a GPU, or on the CUDA driver stand-in with "
+            "--standin DIR (host-side overhead only)" % (num, uid))
     standin = bool(a.standin) or uid.startswith(standin_uid)
-    host_only = uid.startswith("x86_64") or standin
-    driver = ("CUDA driver stand-in" if standin else
-              "host device" if uid.startswith("x86_64") else "")
+    host_only = standin
+    driver = "CUDA driver stand-in" if standin else ""
     if not driver:
         smi = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
                              capture_output=True, text=True) if shutil_which("nvidia-smi") else None

@@ -137,6 +137,12 @@ def per_region_once(a, env, kind, tmp, tag):
     d = n2 - n1
     c1, c2 = cp.components(p1), cp.components(p2)
     k1, k2 = cp.counted_calls(p1), cp.counted_calls(p2)
+    if p2.total < p1.total:
+        # More regions cannot take fewer instructions: the run-to-run
+        # variation exceeds N2 - N1 regions' work.
+        die("%s: %d regions took fewer instructions than %d (%d < %d): N2 - N1 "
+            "= %d regions is too few for the run-to-run variation; widen "
+            "--launches (default 50,150)" % (tag, n2, n1, p2.total, p1.total, d))
     return {"total": (p2.total - p1.total) / d,
             "components": {k: (c2[k] - c1[k]) / d for k in cp.COMPONENTS},
             "calls": {k: (k2[k] - k1[k]) / d for k in k1}}
@@ -283,8 +289,13 @@ def main():
         a.n1, a.n2 = (int(x) for x in a.launches.split(","))
     except ValueError:
         die("--launches wants N1,N2, not %r" % a.launches)
-    if not 0 <= a.n1 < a.n2:
-        die("--launches wants 0 <= N1 < N2, not %r" % a.launches)
+    if not 1 <= a.n1 < a.n2:
+        # N1 = 0 would leave the first region's one-time work (device and
+        # image initialization) in the difference.
+        die("--launches wants 1 <= N1 < N2, not %r" % a.launches)
+    for name in ("repeat", "pairs", "regions", "samples"):
+        if getattr(a, name) < 1:
+            die("--%s wants a number from 1, not %d" % (name, getattr(a, name)))
     if not os.access(a.bench, os.X_OK):
         die("%s is not an executable; build bench/ (README)" % a.bench)
     if a.mode != "latency" and not shutil.which(a.valgrind):

@@ -76,6 +76,9 @@ const char *env(const char *Name) {
   return getenv((st().Prefix + Name).c_str());
 }
 
+const char *tag() { return st().Tag.c_str(); }
+const char *envPrefix() { return st().Prefix.c_str(); }
+
 const Config &init(const char *Tag, const char *EnvPrefix, StatusParser Parse,
                    BaseNamer Namer) {
   State &S = st();

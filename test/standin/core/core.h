@@ -85,6 +85,17 @@ const Config &cfg();
 bool broken(const char *Name);
 /// getenv of `<EnvPrefix><Name>`, or nullptr.
 const char *env(const char *Name);
+/// The front's output tag ("kle-hsa-standin") and variable prefix
+/// ("KLE_HSA_STANDIN_"), as given to init.
+const char *tag();
+const char *envPrefix();
+
+/// The number of devices `<EnvPrefix>DEVICES` asks for: \p Default when
+/// unset, else a decimal number from 0 to \p Max.  Anything else (empty,
+/// malformed, signed, larger than \p Max) ends the process with exit status 2
+/// and one line naming the variable and the accepted range: a front must
+/// never size its tables from an unchecked number.  In device_count.cpp.
+int deviceCount(int Default, int Max);
 
 /// One line "<tag>: <text>" on stderr (serialised, flushed).
 void say(const char *Fmt, ...) __attribute__((format(printf, 1, 2)));

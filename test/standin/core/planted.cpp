@@ -9,6 +9,7 @@
 #include "core.h"
 #include "worker.h"
 
+#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -42,13 +43,13 @@ struct PlantedTy {
   _exit(2);
 }
 
-/// \p S as a decimal number in [0, MaxUs], else false.
+/// \p S as a decimal number in [0, MaxUs] (any number of digits), else false.
 bool number(const std::string &S, uint64_t &Out) {
-  if (S.empty() || S.size() > 8 ||
-      S.find_first_not_of("0123456789") != std::string::npos)
+  if (S.empty() || S.find_first_not_of("0123456789") != std::string::npos)
     return false;
+  errno = 0;
   Out = std::strtoull(S.c_str(), nullptr, 10);
-  return Out <= MaxUs;
+  return errno == 0 && Out <= MaxUs;
 }
 
 PlantedTy &planted() {
@@ -60,7 +61,7 @@ PlantedTy &planted() {
     if (const char *E = env("SYNC_NOISE"); E && *E) {
       const char *Want = "LOW:HIGH:PERIOD_MS, decimal numbers (microseconds, "
                          "microseconds, milliseconds from 1), each at most "
-                         "10000000, e.g. 0:2000:50";
+                         "10000000, LOW <= HIGH, e.g. 0:2000:50";
       std::string S(E);
       size_t A = S.find(':'),
              B = A == std::string::npos ? A : S.find(':', A + 1);
@@ -68,7 +69,8 @@ PlantedTy &planted() {
       if (B == std::string::npos || S.find(':', B + 1) != std::string::npos ||
           !number(S.substr(0, A), P->Low) ||
           !number(S.substr(A + 1, B - A - 1), P->High) ||
-          !number(S.substr(B + 1), Period) || Period == 0)
+          !number(S.substr(B + 1), Period) || Period == 0 ||
+          P->Low > P->High)
         bad("SYNC_NOISE", E, Want);
       P->Noise = true;
       P->PeriodNs = Period * 1000000;

@@ -7,8 +7,10 @@
 //                        microseconds longer (0 .. 10000000)
 //   <PREFIX>SYNC_NOISE=LOW:HIGH:PERIOD_MS
 //                        each stream synchronize waits an extra LOW or HIGH
-//                        microseconds; the choice is redrawn at random (even
-//                        odds) about every PERIOD_MS milliseconds (uniform in
+//                        microseconds (LOW <= HIGH, each at most 10000000;
+//                        PERIOD_MS from 1 to 10000000); the choice is
+//                        redrawn at random (even odds) about every PERIOD_MS
+//                        milliseconds (uniform in
 //                        [PERIOD_MS/2, 3*PERIOD_MS/2]): a bimodal host, like
 //                        the VM of docs/RESULTS.md's first H200 run
 // A malformed value ends the process (exit status 2) with one line naming

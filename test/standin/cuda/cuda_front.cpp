@@ -67,8 +67,7 @@ Config &cfg() {
     standin::setStatsNames(standin::StatsNames::Exported);
     standin::plantedInit(); // COPY_US, SYNC_NOISE (malformed: exit 2)
     Config *C = new Config();
-    if (const char *E = standin::env("DEVICES"))
-      C->NumDevices = std::max(0, atoi(E));
+    C->NumDevices = standin::deviceCount(1, 64); // DEVICES (bad: exit 2)
     C->Kle = kleConfigFromEnv(Core.Expect);
     return C;
   }();
