@@ -24,7 +24,10 @@
 # then ldconfig), KLE_TEST_TIMEOUT (30 s per GPU test run), KLE_RUN_TIMEOUT
 # (120 s per kle-bench run, in the comparison and here), so one hang cannot
 # eat a lease. KLE_AB_ROUNDS (2) interleaved rounds of the DeviceRTL A/B,
-# KLE_AB_MIN_TIME (0.05 s) per benchmark and repetition there.
+# KLE_AB_MIN_TIME (0.05 s) per benchmark and repetition there. KLE_QUICK=1
+# runs the per-process comparison with kle-compare.py --quick (its
+# benchmarks at 1 and 1024 teams and the pipelined ones only; the time
+# estimate assumes all of them).
 # All are checked before anything runs; the driver library must
 # load and export cuInit.
 # Wall time on an H200: at most 6 minutes for steps 1-5 with the defaults,
@@ -82,6 +85,8 @@ ab_rounds=${KLE_AB_ROUNDS:-2}
   || die "KLE_AB_ROUNDS=$ab_rounds: want a whole number of DeviceRTL A/B rounds, at least 1"
 ab_rounds=$((10#$ab_rounds))
 ab_min_time=${KLE_AB_MIN_TIME:-0.05}
+quick=${KLE_QUICK:-0}
+[[ $quick =~ ^[01]$ ]] || die "KLE_QUICK=$quick: want 1 (kle-compare.py --quick) or 0 (every benchmark)"
 [[ $ab_min_time =~ ^([0-9]+(\.[0-9]*)?|\.[0-9]+)$ ]] && awk -v v="$ab_min_time" 'BEGIN{exit !(v + 0 > 0)}' \
   || die "KLE_AB_MIN_TIME=$ab_min_time: want a positive number of seconds per benchmark (for example 0.05)"
 
@@ -236,7 +241,7 @@ rm -f "$R/kle-interleaved.csv"
 
 step "transport comparison (one process per transport and round)"
 python3 "$B/bench/kle-compare.py" --bench "$B/bin/kle-bench" \
-  --rounds "$rounds" --min-time "$min_time" \
+  --rounds "$rounds" --min-time "$min_time" $( [ "$quick" = 1 ] && echo --quick ) \
   --latency-samples "$samples" \
   --kernel-times "$B/lib/kernel-timer" --timeout "$run_timeout" \
   --out "$R" | tee -a "$R/compare.txt"

@@ -123,8 +123,9 @@ if os.path.exists(standin) and os.path.exists("/usr/local/cuda/bin/ptxas"):
     config.substitutions.append(("%standin-dir", os.path.dirname(standin)))
     # KLE_SANITIZER=address|thread: run against libomptarget built with that
     # sanitizer (scripts/sanitizer-check.sh), its runtime preloaded, from
-    # <build>/test/offload-<sanitizer>, or from <build>/test/<KLE_SANITIZER_BUILD>
-    # (offload-thread-seeded: the build with a seeded pool race).
+    # <build>/test/offload-<sanitizer>, or from <build>/test/<KLE_SANITIZER_BUILD>.
+    # KLE_SANITIZER_PRELOAD: one more library preloaded after the runtime (the
+    # seeded pool race, test/standin/seed).
     san = param("KLE_SANITIZER", "")
     libdirs = os.path.dirname(standin)
     san_env = ""
@@ -148,7 +149,8 @@ if os.path.exists(standin) and os.path.exists("/usr/local/cuda/bin/ptxas"):
             # libomp never joins its hidden-helper threads (upstream design).
             opts += ":report_thread_leaks=0:suppressions=" + os.path.join(config.test_source_root,
                                                     "standin", "tsan.supp")
-        san_env = " LD_PRELOAD=%s %s_OPTIONS=%s" % (rt, short.upper(), opts)
+        preload = rt + (":" + param("KLE_SANITIZER_PRELOAD", "") if param("KLE_SANITIZER_PRELOAD", "") else "")
+        san_env = " LD_PRELOAD=%s %s_OPTIONS=%s" % (preload, short.upper(), opts)
         if san == "thread":
             # Archer (LLVM's OMPT tool for TSan, installed with libomp) tells
             # TSan about libomp's synchronisation (task creation and
@@ -169,10 +171,9 @@ hsa_standin = os.path.join(build, "test", "hsa-standin", "lib", "libhsa-runtime6
 # (%hsa-each-transport); add a new transport here.
 kle_transports = ["zerocopy", "resident", "staged", "copy"]
 # Under KLE_SANITIZER the HSA tests run against the sanitized libomptarget
-# (which carries the AMDGPU plugin, except the seeded build) and, under
-# ThreadSanitizer, the instrumented stand-in (test/hsa-standin-thread).
-san_has_amdgpu = param("KLE_SANITIZER_BUILD", "") != "offload-thread-seeded"
-if os.path.exists(hsa_standin) and san_has_amdgpu:
+# (which carries the AMDGPU plugin) and, under ThreadSanitizer, the
+# instrumented stand-in (test/hsa-standin-thread).
+if os.path.exists(hsa_standin):
     config.available_features.add("hsa-standin")
     san = param("KLE_SANITIZER", "")
     hsa_dirs = os.path.dirname(hsa_standin)
