@@ -28,6 +28,8 @@
 #include <string>
 #include <vector>
 
+#include "kle_contract.h"
+
 namespace standin {
 
 /// One `<PREFIX>FAIL=entry:N:code` item: the Nth call (1-based) of Entry, or
@@ -56,7 +58,7 @@ struct Fault {
 struct Config {
   uint64_t DelayMin = 0, DelayMax = 50; ///< microseconds
   uint64_t KernelUs = 0;                ///< microseconds
-  std::string Expect = "any";
+  Transport Expect = Transport::Any; ///< EXPECT, parsed once
   std::vector<Fault> Faults;
   bool Stats = false;
   std::string StatsFile;

@@ -62,14 +62,13 @@ static std::string baseName(const std::string &Name) {
 // _SEED) and the front's own.
 Config &cfg() {
   static Config *C = [] {
-    const standin::Config &Core =
-        standin::init("kle-standin", "KLE_STANDIN_", parseResult, baseName);
+    standin::init("kle-standin", "KLE_STANDIN_", parseResult, baseName);
     standin::setStatsNames(standin::StatsNames::Exported);
     standin::plantedInit(); // COPY_US, SYNC_NOISE (malformed: exit 2)
     Config *C = new Config();
     if (const char *E = standin::env("DEVICES"))
       C->NumDevices = std::max(0, atoi(E));
-    C->Kle = kleConfigFromEnv(Core.Expect);
+    C->Kle = kleConfigFromEnv();
     return C;
   }();
   return *C;
