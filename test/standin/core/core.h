@@ -46,7 +46,8 @@ struct Fault {
 ///   DELAY_US=min:max   random delay (microseconds) before each queued
 ///                      operation runs (default 0:50)
 ///   KERNEL_US=n        simulated kernel run time between start and end checks
-///   EXPECT=any|zerocopy|copy|staged   the transport the KLE checks expect
+///   EXPECT=any|zerocopy|copy|staged|resident  the transport the KLE checks
+///                      expect (kle_contract.h)
 ///   FAIL=entry:N[+]:code[,...]        fault injection (see Fault)
 ///   STATS=1            print calls per entry point at shutdown and at exit
 ///   STATS_FILE=path    also write "<entry> <n>" lines there

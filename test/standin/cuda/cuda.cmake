@@ -100,7 +100,7 @@ else()
 endif()
 
 foreach(case overwrite free staged-race red-no-kle red-buffer counters-dirty
-             counters-inkle correct staged-ok red-ok api)
+             counters-inkle no-copy other-stream correct staged-ok red-ok api)
   add_test(NAME kle_standin_selftest_${case}
            COMMAND kle_standin_selftest ${case})
 endforeach()
@@ -112,4 +112,5 @@ add_test(NAME kle_standin_selftest_all
 set_tests_properties(kle_standin_selftest_overwrite kle_standin_selftest_free kle_standin_selftest_staged-race
                      kle_standin_selftest_red-no-kle kle_standin_selftest_red-buffer
                      kle_standin_selftest_counters-dirty kle_standin_selftest_counters-inkle
+                     kle_standin_selftest_no-copy kle_standin_selftest_other-stream
                      PROPERTIES WILL_FAIL TRUE)

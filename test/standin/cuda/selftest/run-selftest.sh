@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs every self-test case and checks the verdicts:
 #   a negative control (overwrite, free, staged-race, red-no-kle, red-buffer,
-#     counters-dirty, counters-inkle): must exit 97 with a VIOLATION line
+#     counters-dirty, counters-inkle, no-copy, other-stream): must exit 97 with a VIOLATION line
 #     matching its ERE (the check's id and name, ../../README.md)
 #   correct, staged-ok, red-ok, api: must exit 0 with "violations=0"
 # Usage: run-selftest.sh <path-to-kle_standin_selftest> [cubin]
@@ -17,11 +17,13 @@ want_of() {
     red-no-kle) echo "E kle-present: kernel 'red_kernel' has a cross-team reduction but was launched without a KLE" ;;
     red-buffer) echo "D reduction-buffer: kernel 'red_kernel': KLE.ReductionBuffer .* is not 32 bytes of live device memory" ;;
     counters-dirty) echo "Z counters: kernel 'red_kernel': KLE counters .* read 0x3 at kernel start \(must be zero\)" ;;
+    no-copy) echo "W arrival: kernel 'kle_kernel': no copy into the device KLE .* was enqueued" ;;
+    other-stream) echo "W arrival: kernel 'kle_kernel': device KLE .* was last filled on stream [0-9]+, not on the launch stream" ;;
     counters-inkle) echo "Z counters: kernel 'red_kernel': in-KLE reduction counters read 0x2 at kernel start \(must be zero\)" ;;
   esac
 }
 for c in overwrite free staged-race red-no-kle red-buffer counters-dirty \
-         counters-inkle correct staged-ok red-ok api; do
+         counters-inkle no-copy other-stream correct staged-ok red-ok api; do
   if [ "$c" = api ]; then
     KLE_STANDIN_FAIL=cuMemAllocHost:2:2 "$T" "$c" "$@" 2>"$out"; rc=$?
   else

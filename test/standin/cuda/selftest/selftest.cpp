@@ -16,6 +16,8 @@
 //   counters-dirty  its tagged KLE names device counters that are not zero
 //              at kernel start (check Z)
 //   counters-inkle  its untagged KLE has non-zero in-KLE counters (Z)
+//   no-copy    a device KLE nothing wrote, under KLE_STANDIN_EXPECT=copy (W)
+//   other-stream  a device KLE filled on another stream than the launch's (W)
 //   red-ok     the same kernel with a correct KLE  -> 0 violations, status 0
 //              (the five red-* / counters-* cases: VIOLATION, exit status 97
 //              except red-ok; run-selftest.sh checks each case's line)
@@ -165,6 +167,26 @@ static CUresult launch(Env &E, void *DynPtr, int X) {
 }
 
 static void teardown(Env &E);
+
+// A device KLE under KLE_STANDIN_EXPECT=copy: never written (no-copy), or
+// written by a copy on a stream other than the launch's (other-stream).
+static int caseArrival(const std::vector<char> &Cubin, const std::string &C) {
+  Env E = setup(Cubin);
+  CUdeviceptr DevKle = 0;
+  OK(p_cuMemAlloc_v2(&DevKle, sizeof(KLE)));
+  CUstream S2;
+  OK(p_cuStreamCreate(&S2, CU_STREAM_NON_BLOCKING));
+  KLE Host{0, 0, nullptr};
+  if (C == "other-stream")
+    OK(p_cuMemcpyHtoDAsync_v2(DevKle, &Host, sizeof(KLE), S2)); // BUG
+  OK(p_cuStreamSynchronize(S2));
+  OK(launch(E, reinterpret_cast<void *>(DevKle), 1));
+  OK(p_cuStreamSynchronize(E.S));
+  OK(p_cuStreamDestroy_v2(S2));
+  OK(p_cuMemFree_v2(DevKle));
+  teardown(E);
+  return Failures ? 1 : 0;
+}
 
 // One launch of red_kernel with a KLE in pinned host memory (as zerocopy
 // passes it), correct for red-ok, wrong in the one way case \p C names.
@@ -387,6 +409,7 @@ int main(int Argc, char **Argv) {
   if (Argc < 2) {
     fprintf(stderr, "usage: %s overwrite|free|correct|staged-race|staged-ok|api"
                     "|red-no-kle|red-buffer|counters-dirty|counters-inkle|red-ok"
+                    "|no-copy|other-stream"
                     " [cubin]\n", Argv[0]);
     return 2;
   }
@@ -399,6 +422,8 @@ int main(int Argc, char **Argv) {
   setenv("KLE_STANDIN_DELAY_US", "200000:200000", /*overwrite=*/0);
   if (C == "staged-race" || C == "staged-ok")
     setenv("KLE_STANDIN_EXPECT", "staged", 0);
+  if (C == "no-copy" || C == "other-stream")
+    setenv("KLE_STANDIN_EXPECT", "copy", 0);
   std::vector<char> Cubin = readCubin(CubinPath);
   load();
   if (C == "overwrite" || C == "free" || C == "correct")
@@ -412,6 +437,8 @@ int main(int Argc, char **Argv) {
   if (C == "red-no-kle" || C == "red-buffer" || C == "counters-dirty" ||
       C == "counters-inkle" || C == "red-ok")
     return caseReduction(Cubin, C);
+  if (C == "no-copy" || C == "other-stream")
+    return caseArrival(Cubin, C);
   fprintf(stderr, "selftest: unknown case %s\n", C.c_str());
   return 2;
 }
