@@ -19,8 +19,8 @@
 //   no-copy    a device KLE nothing wrote, under KLE_STANDIN_EXPECT=copy (W)
 //   other-stream  a device KLE filled on another stream than the launch's (W)
 //   red-ok     the same kernel with a correct KLE  -> 0 violations, status 0
-//              (the five red-* / counters-* cases: VIOLATION, exit status 97
-//              except red-ok; run-selftest.sh checks each case's line)
+//              (the other cases above: VIOLATION, exit status 97;
+//              run-selftest.sh checks each one's line)
 //
 // The stand-in is dlopen()ed from KLE_STANDIN_LIB (compile-time default,
 // overridable with the env var of the same name).  KLE_STANDIN_DELAY_US is set
