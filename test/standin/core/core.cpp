@@ -111,11 +111,7 @@ const Config &init(const char *Tag, const char *EnvPrefix, StatusParser Parse,
       warnBad("KERNEL_US", E, "microseconds");
   }
   if (const char *E = env("EXPECT")) {
-    std::string T = E;
-    if (T == "any" || T == "zerocopy" || T == "copy" || T == "staged" ||
-        T == "resident")
-      C->Expect = T;
-    else
+    if (!parseTransport(E, C->Expect))
       warnBad("EXPECT", E, "any, zerocopy, copy, staged or resident");
   }
   if (const char *E = env("STATS"))

@@ -28,6 +28,8 @@
 #include <string>
 #include <vector>
 
+#include "kle_contract.h"
+
 namespace standin {
 
 /// One `<PREFIX>FAIL=entry:N:code` item: the Nth call (1-based) of Entry, or
@@ -44,7 +46,8 @@ struct Fault {
 ///   DELAY_US=min:max   random delay (microseconds) before each queued
 ///                      operation runs (default 0:50)
 ///   KERNEL_US=n        simulated kernel run time between start and end checks
-///   EXPECT=any|zerocopy|copy|staged   the transport the KLE checks expect
+///   EXPECT=any|zerocopy|copy|staged|resident  the transport the KLE checks
+///                      expect (kle_contract.h)
 ///   FAIL=entry:N[+]:code[,...]        fault injection (see Fault)
 ///   STATS=1            print calls per entry point at shutdown and at exit
 ///   STATS_FILE=path    also write "<entry> <n>" lines there
@@ -56,7 +59,7 @@ struct Fault {
 struct Config {
   uint64_t DelayMin = 0, DelayMax = 50; ///< microseconds
   uint64_t KernelUs = 0;                ///< microseconds
-  std::string Expect = "any";
+  Transport Expect = Transport::Any; ///< EXPECT, parsed once
   std::vector<Fault> Faults;
   bool Stats = false;
   std::string StatsFile;

@@ -99,14 +99,18 @@ else()
   message(STATUS "standin/cuda: no ptxas/clang; selftest will use its synthetic ELF only")
 endif()
 
-foreach(case overwrite free staged-race correct staged-ok api)
+foreach(case overwrite free staged-race red-no-kle red-buffer counters-dirty
+             counters-inkle no-copy other-stream correct staged-ok red-ok api)
   add_test(NAME kle_standin_selftest_${case}
            COMMAND kle_standin_selftest ${case})
 endforeach()
-# The check script asserts that overwrite/free FAIL with VIOLATION lines and
-# correct passes with zero violations.
+# The check script asserts that each negative control exits 97 with its
+# check's VIOLATION line and the correct cases pass with zero violations.
 add_test(NAME kle_standin_selftest_all
          COMMAND ${KLE_STANDIN_CUDA_SRC}/selftest/run-selftest.sh
                  $<TARGET_FILE:kle_standin_selftest>)
 set_tests_properties(kle_standin_selftest_overwrite kle_standin_selftest_free kle_standin_selftest_staged-race
+                     kle_standin_selftest_red-no-kle kle_standin_selftest_red-buffer
+                     kle_standin_selftest_counters-dirty kle_standin_selftest_counters-inkle
+                     kle_standin_selftest_no-copy kle_standin_selftest_other-stream
                      PROPERTIES WILL_FAIL TRUE)

@@ -92,7 +92,7 @@ EXPORT CUresult cuInit(unsigned Flags) {
     if (core().Verbose)
       fprintf(stderr, "kle-standin: cuInit devices=%d delay=%llu:%llu us expect=%d\n",
               cfg().NumDevices, (unsigned long long)core().DelayMin,
-              (unsigned long long)core().DelayMax, (int)cfg().Kle.Mode);
+              (unsigned long long)core().DelayMax, (int)core().Expect);
   }
   if (cfg().NumDevices == 0)
     return CUDA_ERROR_NO_DEVICE;

@@ -62,13 +62,12 @@ static std::string baseName(const std::string &Name) {
 // _SEED) and the front's own.
 Config &cfg() {
   static Config *C = [] {
-    const standin::Config &Core =
-        standin::init("kle-standin", "KLE_STANDIN_", parseResult, baseName);
+    standin::init("kle-standin", "KLE_STANDIN_", parseResult, baseName);
     standin::setStatsNames(standin::StatsNames::Exported);
     standin::plantedInit(); // COPY_US, SYNC_NOISE (malformed: exit 2)
     Config *C = new Config();
     C->NumDevices = standin::deviceCount(1, 64); // DEVICES (bad: exit 2)
-    C->Kle = kleConfigFromEnv(Core.Expect);
+    C->Kle = kleConfigFromEnv();
     return C;
   }();
   return *C;

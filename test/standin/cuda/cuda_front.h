@@ -247,7 +247,8 @@ extern thread_local Ctx *CurrentCtx;
 
 // The core's: "kle-standin: <text>", "kle-standin: VIOLATION launch #<n>:
 // <text>", "kle-standin: VIOLATION op: <text>" (counted like launch
-// violations).
+// violations); KLE contract violations add "<id> <name>: " to <text>
+// (../core/kle_contract.h).
 using standin::hex;
 using standin::opViolation;
 using standin::say;

@@ -7,8 +7,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "cuda_front.h"
+#include "../core/kle_contract.h"
 
 namespace cuda_standin {
+
+using standin::contract::Check;
+using standin::contract::reportOp;
 
 const char *kindName(MemKind K) {
   switch (K) {
@@ -141,7 +145,7 @@ static CUresult doCopy(const char *What, uintptr_t Dst, bool DstIsHostArg,
 
   auto Body = [=](Op &Self) {
     if ((DA && DA->Freed) || (SA && SA->Freed)) {
-      opViolation("%s of %zu bytes %#llx -> %#llx executed after %s memory "
+      reportOp(Check::B, "%s of %zu bytes %#llx -> %#llx executed after %s memory "
                   "was released (%s)",
                   What, N, (unsigned long long)Src, (unsigned long long)Dst,
                   DA && DA->Freed ? "destination" : "source",
@@ -196,7 +200,7 @@ static CUresult doMemset(uintptr_t Dst, size_t Pitch, unsigned Val, size_t ElemS
   O->What = "memset";
   O->Run = [=](Op &Self) {
     if (DA->Freed) {
-      opViolation("cuMemset* on %#llx executed after the memory was released (%s)",
+      reportOp(Check::B, "cuMemset* on %#llx executed after the memory was released (%s)",
                   (unsigned long long)Dst, DA->FreedBy.c_str());
       return;
     }

@@ -7,8 +7,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "cuda_front.h"
+#include "../core/kle_contract.h"
 
 namespace cuda_standin {
+
+using standin::contract::Check;
+using standin::contract::reportOp;
 
 //===----------------------------------------------------------------------===//
 // Streams
@@ -167,7 +171,7 @@ static CUresult doWaitValue32(uintptr_t Addr, uint32_t Value, unsigned Flags,
   O->Run = [=](Op &) {
     for (;;) {
       if (A->Freed) {
-        opViolation("cuStreamWaitValue32 on %#llx: the memory was released",
+        reportOp(Check::B, "cuStreamWaitValue32 on %#llx: the memory was released",
                     (unsigned long long)Addr);
         return;
       }

@@ -1,24 +1,38 @@
 //===- kle_contract_cuda.cpp - The CUDA stand-in's KLE checks -------------===//
 //
-// TEST ONLY.  The KLE / dyn_ptr contract checks of the CUDA front (see
-// kle_contract_cuda.h and README.md, "Checks per kernel launch"): the launch
-// snapshot and its updates by same-stream writes, placement per transport,
-// lifetime at free and at execution, the reduction buffer and the counters.
+// TEST ONLY.  The CUDA front's adapter to the KLE contract (../core/
+// kle_contract.h; table in ../README.md): it translates cuLaunchKernel, the
+// stream's execution of launches and writes, and the frees into the
+// contract's checks, and keeps CUDA's ordering rule (a device KLE must be
+// filled on the launch stream, or under resident by any earlier write).
 //
 //===----------------------------------------------------------------------===//
 
 #include "kle_contract_cuda.h"
 #include "cuda_front.h"
+#include "../core/kle_contract.h"
+
+using namespace standin::contract;
+using standin::Transport;
 
 namespace cuda_standin {
 
-KleConfig kleConfigFromEnv(const std::string &Expect) {
+static std::string hexAddr(uintptr_t P) {
+  char B[24];
+  snprintf(B, sizeof(B), "%#llx", (unsigned long long)P);
+  return B;
+}
+
+static Place placeOf(MemKind K) {
+  switch (K) {
+  case MemKind::Device: return Place::Device;
+  case MemKind::Pinned: return Place::HostPinned;
+  default: return Place::Other;
+  }
+}
+
+KleConfig kleConfigFromEnv() {
   KleConfig C;
-  if (Expect == "zerocopy") C.Mode = Expect::ZeroCopy;
-  else if (Expect == "copy") C.Mode = Expect::Copy;
-  else if (Expect == "staged") C.Mode = Expect::Staged;
-  else if (Expect == "resident") C.Mode = Expect::Resident;
-  else C.Mode = Expect::Any;
   if (const char *E = standin::env("KLE_SIZE"))
     C.KleSize = std::max<size_t>(1, strtoull(E, nullptr, 0));
   if (const char *E = standin::env("KLE_LAYOUT"))
@@ -47,16 +61,15 @@ KleSourceSnapshot kleWatchCopySource(Stream *S, const AllocP &SA,
   // time to detect a staging slot recycled before the DMA ran.
   KleSourceSnapshot AtEnqueue;
   if (S && SA && SA->K == MemKind::Pinned && DA &&
-      (DA->K == MemKind::Device) && N <= 4096) {
-    AtEnqueue = std::make_shared<std::vector<uint8_t>>(N);
-    memcpy(AtEnqueue->data(), SA->host(Src), N);
-  }
+      (DA->K == MemKind::Device) && N <= WatchMax)
+    AtEnqueue = std::make_shared<SourceWatch>(
+        watchSource(static_cast<const uint8_t *>(SA->host(Src)), N));
   return AtEnqueue;
 }
 
 bool kleCopySourceChanged(const KleSourceSnapshot &AtEnqueue,
                           const uint8_t *From, size_t N) {
-  return AtEnqueue && memcmp(AtEnqueue->data(), From, N) != 0;
+  return AtEnqueue && sourceChanged(*AtEnqueue, From);
 }
 
 void kleAfterQueuedWrite(LaunchRec &LR, Alloc &Dst, uintptr_t Lo, size_t N,
@@ -67,10 +80,10 @@ void kleAfterQueuedWrite(LaunchRec &LR, Alloc &Dst, uintptr_t Lo, size_t N,
     return;
   memcpy(LR.Expected.data() + (WLo - KLo), Dst.host(WLo), WHi - WLo);
   if (SrcChanged)
-    violation(LR.Index,
-              "kernel '%s': the pinned staging source %#llx of the copy that "
-              "fills its KLE (%#llx) was modified after cuMemcpyHtoDAsync "
-              "was enqueued and before the copy executed",
+    report(LR.Index, Check::A2,
+           "kernel '%s': the pinned staging source %#llx of the copy that "
+           "fills its KLE (%#llx) was modified after cuMemcpyHtoDAsync was "
+           "enqueued and before the copy executed",
               LR.F->Name.c_str(), (unsigned long long)SrcAddr,
               (unsigned long long)LR.Dyn);
 }
@@ -81,14 +94,10 @@ void kleAfterQueuedWrite(LaunchRec &LR, Alloc &Dst, uintptr_t Lo, size_t N,
 
 void kleAtLaunch(const LaunchRec &LR) {
   const Func *F = LR.F;
-  bool NeedsKle = F->HasKernelEnv && F->ReductionDataSize > 0 &&
-                  F->ReductionBufferLength > 0;
-  if (NeedsKle && !LR.HasKle)
-    violation(LR.Index,
-              "kernel '%s' does cross-team reductions (%dx%d bytes) but was "
-              "launched without a KLE (dyn_ptr %#llx)",
-              F->Name.c_str(), F->ReductionDataSize, F->ReductionBufferLength,
-              (unsigned long long)LR.Dyn);
+  checkPresent(LR.Index, F->Name.c_str(),
+               F->HasKernelEnv &&
+                   needsKle(F->ReductionDataSize, F->ReductionBufferLength),
+               LR.HasKle, LR.Dyn);
 }
 
 // cuLaunchKernel's snapshot of device memory at dyn_ptr: deliberately not
@@ -120,15 +129,12 @@ void kleAtEnqueue(LaunchRec &LR) {
         memcpy(LR.Expected.data(), A->host(LR.Dyn), KleN);
       else
         snapshotDeviceBytes(LR.Expected.data(), A->host(LR.Dyn), KleN);
-      Expect Mode = cfg().Kle.Mode;
-      if (Mode == Expect::ZeroCopy && A->K != MemKind::Pinned)
-        violation(LR.Index,
-                  "kernel '%s': KLE_STANDIN_EXPECT=zerocopy but dyn_ptr %#llx "
-                  "is %s memory, not pinned host memory",
-                  KN, (unsigned long long)LR.Dyn, kindName(A->K));
-      if (Mode == Expect::Resident) {
+      Transport Mode = expected();
+      bool Placed = checkPlacement(LR.Index, KN, LR.Dyn, placeOf(A->K),
+                                   kindName(A->K));
+      if (Placed && Mode == Transport::Resident) {
         // The KLE lives in device memory, written by an earlier copy (on
-        // this stream, or by an earlier launch of the same slot); its
+        // any stream, or by an earlier launch of the same slot); its
         // upstream layout and zero counters are checked at kernel start.
         const bool Written =
             A->KleWrites.count(LR.Dyn) ||
@@ -136,52 +142,34 @@ void kleAtEnqueue(LaunchRec &LR) {
                         [&](const WriteRec &W) {
                           return W.Lo <= LR.Dyn && W.Hi >= LR.Dyn + KleN;
                         });
-        if (A->K != MemKind::Device)
-          violation(LR.Index,
-                    "kernel '%s': KLE_STANDIN_EXPECT=resident but dyn_ptr "
-                    "%#llx is %s memory, not device memory",
-                    KN, (unsigned long long)LR.Dyn, kindName(A->K));
-        else if (!Written)
-          violation(LR.Index,
-                    "kernel '%s': resident KLE %#llx was never written by a "
-                    "copy before the launch",
-                    KN, (unsigned long long)LR.Dyn);
+        checkArrivalEnqueued(LR.Index, KN, LR.Dyn, Written,
+                             "before the launch");
       }
-      if ((Mode == Expect::Copy || Mode == Expect::Staged)) {
-        if (A->K != MemKind::Device) {
-          violation(LR.Index,
-                    "kernel '%s': KLE_STANDIN_EXPECT=%s but dyn_ptr %#llx is "
-                    "%s memory, not device memory",
-                    KN, Mode == Expect::Copy ? "copy" : "staged",
-                    (unsigned long long)LR.Dyn, kindName(A->K));
-        } else {
-          const WriteRec *Last = nullptr;
-          for (auto &W : A->Writes)
-            if (W.Lo <= LR.Dyn && W.Hi >= LR.Dyn + KleN &&
-                (!Last || W.Order > Last->Order))
-              Last = &W;
-          if (!Last)
-            violation(LR.Index,
-                      "kernel '%s': device KLE %#llx was not filled by a "
-                      "copy/memset before the launch",
-                      KN, (unsigned long long)LR.Dyn);
-          else if (Last->S != LR.S)
-            violation(LR.Index,
-                      "kernel '%s': device KLE %#llx was last filled on %s "
-                      "%llu, not on the launch stream %llu (no ordering "
-                      "guarantee)",
-                      KN, (unsigned long long)LR.Dyn,
-                      Last->S ? "stream" : "a synchronous copy, stream",
-                      (unsigned long long)(Last->S ? Last->S->Id : 0),
-                      (unsigned long long)LR.S->Id);
-          else if (Mode == Expect::Staged &&
-                   (Last->SrcPageable || Last->SrcKind != MemKind::Pinned))
-            violation(LR.Index,
-                      "kernel '%s': KLE_STANDIN_EXPECT=staged but the KLE "
-                      "copy's source was %s memory, not a pinned staging slot",
-                      KN, Last->SrcPageable ? "pageable host"
-                                            : kindName(Last->SrcKind));
-        }
+      if (Placed && (Mode == Transport::Copy || Mode == Transport::Staged)) {
+        // CUDA's ordering rule: the last write covering the KLE is queued
+        // on the launch stream, so it completes before the kernel starts.
+        const WriteRec *Last = nullptr;
+        for (auto &W : A->Writes)
+          if (W.Lo <= LR.Dyn && W.Hi >= LR.Dyn + KleN &&
+              (!Last || W.Order > Last->Order))
+            Last = &W;
+        if (!Last)
+          checkArrivalEnqueued(LR.Index, KN, LR.Dyn, false,
+                               "(copy or memset) before the launch");
+        else if (Last->S != LR.S)
+          report(LR.Index, Check::W,
+                 "kernel '%s': device KLE %#llx was last filled on %s %llu, "
+                 "not on the launch stream %llu (no ordering guarantee)",
+                 KN, (unsigned long long)LR.Dyn,
+                 Last->S ? "stream" : "a synchronous copy, stream",
+                 (unsigned long long)(Last->S ? Last->S->Id : 0),
+                 (unsigned long long)LR.S->Id);
+        else
+          checkStagedSource(LR.Index, KN,
+                            Last->SrcPageable ? Place::None
+                                              : placeOf(Last->SrcKind),
+                            Last->SrcPageable ? "pageable host"
+                                              : kindName(Last->SrcKind));
       }
     }
     // If not resolvable, kleAtKernelStart reports it (device would fault).
@@ -212,30 +200,27 @@ static void checkKle(LaunchRec &LR, const char *Phase) {
     if (LR.ReportedFree)
       return;
     LR.ReportedFree = true;
-    if (LR.KleAlloc && LR.KleAlloc->Freed)
-      violation(LR.Index,
-                "kernel '%s' (kernel %s): dyn_ptr %#llx points to %s memory "
-                "that was released (%s) before the kernel completed",
-                KN, Phase, (unsigned long long)LR.Dyn,
-                kindName(LR.KleAlloc->K), LR.KleAlloc->FreedBy.c_str());
-    else
-      violation(LR.Index,
-                "kernel '%s' (kernel %s): dyn_ptr %#llx is not device-visible "
-                "memory (not a live cuMemAlloc/cuMemAllocHost/cuMemAllocManaged "
-                "allocation of >= %zu bytes; pageable host memory is not "
-                "accessible from the device)",
-                KN, Phase, (unsigned long long)LR.Dyn, N);
+    if (LR.KleAlloc && LR.KleAlloc->Freed) {
+      std::string What = std::string("kernel '") + KN + "': KLE at dyn_ptr " +
+                         hexAddr(LR.Dyn) + " (" + kindName(LR.KleAlloc->K) +
+                         " memory, by " + LR.KleAlloc->FreedBy + ")";
+      reportFreedAt(LR.Index, Phase, What.c_str());
+    } else {
+      char Why[160];
+      snprintf(Why, sizeof(Why),
+               "at kernel %s: not a live cuMemAlloc/cuMemAllocHost/"
+               "cuMemAllocManaged allocation of >= %zu bytes; pageable host "
+               "memory is not accessible from the device",
+               Phase, N);
+      checkPlacement(LR.Index, KN, LR.Dyn, Place::None, Why);
+    }
     return;
   }
   const uint8_t *Cur = Now->host(LR.Dyn);
-  if (!LR.ReportedBytes && memcmp(Cur, LR.Expected.data(), N) != 0) {
-    LR.ReportedBytes = true;
-    violation(LR.Index,
-              "kernel '%s' (kernel %s): KLE bytes at dyn_ptr %#llx (%s) "
-              "changed after the launch: expected %s, device reads %s",
-              KN, Phase, (unsigned long long)LR.Dyn, kindName(Now->K),
-              hex(LR.Expected.data(), N).c_str(), hex(Cur, N).c_str());
-  }
+  if (!LR.ReportedBytes)
+    LR.ReportedBytes = !checkUnchanged(LR.Index, KN, Phase, LR.Dyn,
+                                       kindName(Now->K), LR.Expected.data(),
+                                       Cur, N);
 }
 
 void kleAtKernelStart(LaunchRec &LR) {
@@ -249,67 +234,31 @@ void kleAtKernelStart(LaunchRec &LR) {
   if (cfg().Kle.Llvm22Layout && F->ReductionDataSize > 0 &&
       F->ReductionBufferLength > 0 && LR.Expected.size() >= 16 &&
       !LR.ReportedFree) {
-    uintptr_t Buf, Word0;
-    memcpy(&Buf, LR.Expected.data() + kle::KLEReductionBufferOffset, 8);
-    memcpy(&Word0, LR.Expected.data() + kle::KLECountersOffset, 8);
-    bool DeviceCounters = Buf & kle::KLEDeviceCountersTag;
-    Buf &= ~uintptr_t(kle::KLEDeviceCountersTag);
+    KleWords W = decode(LR.Expected.data());
     size_t Need = size_t(F->ReductionDataSize) * F->ReductionBufferLength;
     AllocP RA, CA;
-    MemKind CK = MemKind::Device;
     uint64_t CountersNow = ~0ull;
     {
       std::lock_guard<std::mutex> L(g().Mtx);
-      RA = resolveLocked(Buf, Need);
+      RA = resolveLocked(W.ReductionBuffer, Need);
       if (RA) {
         LR.RedAlloc = RA;
         RA->Launches.push_back(&LR);
       }
-      if (DeviceCounters) {
-        CA = resolveLocked(Word0, kle::KLECounterBytes);
-        if (CA) {
-          CK = CA->K;
-          memcpy(&CountersNow, CA->host(Word0), sizeof(CountersNow));
-        }
+      if (W.DeviceCounters) {
+        CA = resolveLocked(W.Word0, kle::KLECounterBytes);
+        if (CA)
+          memcpy(&CountersNow, CA->host(W.Word0), sizeof(CountersNow));
       }
     }
-    if (!RA)
-      violation(LR.Index,
-                "kernel '%s': KLE.ReductionBuffer %#llx is not a live "
-                "device-visible allocation of >= %zu bytes",
-                F->Name.c_str(), (unsigned long long)Buf, Need);
-    if (cfg().Kle.Mode == Expect::Resident && (DeviceCounters || Word0 != 0))
-      violation(LR.Index,
-                "kernel '%s': KLE_STANDIN_EXPECT=resident but the KLE is not "
-                "upstream's layout with zero counters (word0 %#llx, %s)",
-                F->Name.c_str(), (unsigned long long)Word0,
-                DeviceCounters ? "tagged" : "untagged");
-    if (DeviceCounters) {
-      // The reduction's device atomics go to the counters: they must be in
-      // device memory (never host memory) and zero when the kernel starts.
-      if (!CA)
-        violation(LR.Index,
-                  "kernel '%s': KLE counters %#llx are not a live "
-                  "allocation of >= %u bytes",
-                  F->Name.c_str(), (unsigned long long)Word0,
-                  kle::KLECounterBytes);
-      else if (CK != MemKind::Device)
-        violation(LR.Index,
-                  "kernel '%s': KLE counters %#llx are %s memory; device "
-                  "atomics would reach it (must be device memory)",
-                  F->Name.c_str(), (unsigned long long)Word0, kindName(CK));
-      else if (CountersNow != 0)
-        violation(LR.Index,
-                  "kernel '%s': KLE counters %#llx read %#llx at kernel "
-                  "start (must be zero)",
-                  F->Name.c_str(), (unsigned long long)Word0,
-                  (unsigned long long)CountersNow);
-    } else if (Word0 != 0) {
-      violation(LR.Index,
-                "kernel '%s': in-KLE reduction counters read %#llx at "
-                "kernel start (must be zero)",
-                F->Name.c_str(), (unsigned long long)Word0);
-    }
+    checkReductionBuffer(LR.Index, F->Name.c_str(), W.ReductionBuffer, Need,
+                         RA != nullptr);
+    checkResidentLayout(LR.Index, F->Name.c_str(), W);
+    // The reduction's device atomics go to the counters: they must be in
+    // device memory (never host memory) and zero when the kernel starts.
+    checkCounters(LR.Index, F->Name.c_str(), W,
+                  CA ? placeOf(CA->K) : Place::None,
+                  CA ? kindName(CA->K) : "none", CountersNow);
   }
 }
 
@@ -328,13 +277,12 @@ void kleAtReleaseLocked(Alloc &A, const char *By) {
     if (LR->Completed || LR->ReportedFree)
       continue;
     LR->ReportedFree = true;
-    violation(LR->Index,
-              "kernel '%s': %s memory %#llx (dyn_ptr %#llx) released by %s "
-              "while the launch was still pending on stream %llu "
-              "(queued or running)",
-              LR->F->Name.c_str(), kindName(A.K), (unsigned long long)A.Addr,
-              (unsigned long long)LR->Dyn, By,
-              (unsigned long long)LR->S->Id);
+    std::string What = std::string("kernel '") + LR->F->Name + "': " +
+                       kindName(A.K) + " memory " + hexAddr(A.Addr) +
+                       " (dyn_ptr " + hexAddr(LR->Dyn) + ")";
+    std::string Where = " on stream " + std::to_string(LR->S->Id) +
+                        " (queued or running)";
+    reportFreedWhilePending(LR->Index, What.c_str(), By, Where.c_str());
   }
 }
 

@@ -1,12 +1,9 @@
-//===- kle_contract_cuda.h - The CUDA stand-in's KLE checks -----*- C++ -*-===//
+//===- kle_contract_cuda.h - The CUDA front's KLE contract adapter -*- C++ -*-===//
 //
-// TEST ONLY.  The checks the CUDA stand-in makes of the kernel launch
-// environment (KLE / dyn_ptr) contract, named as in README.md: A1 bytes
-// unchanged from launch to execution, A2 staging source stable, B lifetime
-// (nothing freed while a launch uses it), C placement per KLE_STANDIN_EXPECT,
-// D reduction buffer, E KLE present, and the counters zero at kernel start.
-// The rest of the front calls them at the points below and nowhere else;
-// every violation goes through standin::violation().
+// TEST ONLY.  Where the CUDA front calls the KLE contract (../core/
+// kle_contract.h, checks named in ../README.md): A1, A2, B, C, W, Z, L, D,
+// E; X is HSA's only.  The rest of the front calls the points below and
+// nowhere else; every violation is reported by the contract module.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +16,8 @@
 #include <string>
 #include <vector>
 
+namespace standin { namespace contract { struct SourceWatch; } }
+
 namespace cuda_standin {
 
 struct Alloc;
@@ -27,22 +26,16 @@ struct Stream;
 enum class MemKind;
 using AllocP = std::shared_ptr<Alloc>;
 
-/// Where dyn_ptr must point (KLE_STANDIN_EXPECT, check C).
-enum class Expect { Any, ZeroCopy, Copy, Staged, Resident };
-
-/// The contract's settings: KLE_STANDIN_EXPECT, _KLE_SIZE (bytes compared,
-/// default 16 = LLVM 22 layout), _KLE_LAYOUT (llvm22: also check
-/// KLE.ReductionBuffer at offset 8).
+/// The front's contract settings (the expected transport is the core's,
+/// standin::cfg().Expect): _KLE_SIZE (bytes compared, default 16 = LLVM 22
+/// layout), _KLE_LAYOUT (llvm22: also check KLE.ReductionBuffer at offset 8).
 struct KleConfig {
-  Expect Mode = Expect::Any;
   size_t KleSize = 16;
   bool Llvm22Layout = true;
 };
 
-/// Parses the contract's settings; \p Expect is the core's KLE_STANDIN_EXPECT
-/// value (zerocopy, copy, staged, resident; anything else is Any).  Reads
-/// KLE_STANDIN_KLE_SIZE and _KLE_LAYOUT (core::init must have run).
-KleConfig kleConfigFromEnv(const std::string &Expect);
+/// Reads KLE_STANDIN_KLE_SIZE and _KLE_LAYOUT (core::init must have run).
+KleConfig kleConfigFromEnv();
 
 /// At the enqueue of a write of [Lo, Lo+N) into \p Dst on \p S (null: a
 /// synchronous write): records it for the placement check (C).  Caller holds
@@ -51,7 +44,7 @@ void kleAtWriteLocked(Alloc &Dst, uintptr_t Lo, size_t N, Stream *S,
                       MemKind SrcKind, bool SrcPageable);
 
 /// The source bytes of an async copy, as enqueued (A2).
-using KleSourceSnapshot = std::shared_ptr<std::vector<uint8_t>>;
+using KleSourceSnapshot = std::shared_ptr<standin::contract::SourceWatch>;
 /// At the enqueue of an async copy of \p N bytes from \p Src: a snapshot of a
 /// small pinned-to-device copy's source, null for every other copy.
 KleSourceSnapshot kleWatchCopySource(Stream *S, const AllocP &SA,

@@ -134,7 +134,7 @@ struct Copy {
   std::vector<Signal *> Deps;
   Signal *Done = nullptr;
   uint64_t ReadyNs = 0;
-  std::vector<uint8_t> SrcSnap;
+  standin::contract::SourceWatch SrcSnap;
   uint64_t Epoch0 = 0;
 };
 

@@ -16,6 +16,8 @@
 #include <cstring>
 
 using namespace hsafront;
+using standin::contract::Check;
+using standin::contract::reportOp;
 
 //===----------------------------------------------------------------------===//
 // AQL packet processor: one in-order worker per queue
@@ -218,7 +220,7 @@ EXPORT hsa_status_t hsa_queue_destroy(hsa_queue_t *H) {
   g().Wake.waitUntil([&] { return Q->Read.load() >= Q->Rung.load(); }, 1000000000ull);
   uint64_t W = Q->Write.load(), R = Q->Read.load();
   if (R < W)
-    opViolation("B: hsa_queue_destroy of queue %llu with %llu packet(s) not processed",
+    reportOp(Check::B, "hsa_queue_destroy of queue %llu with %llu packet(s) not processed",
                 (unsigned long long)Q->Id, (unsigned long long)(W - R));
   Q->Work.requestStop(g().Wake);
   Q->Work.join();

@@ -17,6 +17,8 @@
 #include <cstring>
 
 using namespace hsafront;
+using standin::contract::Check;
+using standin::contract::reportOp;
 
 namespace hsafront {
 
@@ -167,11 +169,11 @@ EXPORT hsa_status_t hsa_signal_destroy(hsa_signal_t H) {
   Signal *S = It->second;
   for (auto &C : g().Copies)
     if (C->Done == S || std::count(C->Deps.begin(), C->Deps.end(), S))
-      opViolation("B: hsa_signal_destroy of signal %#llx that pending copy op #%llu uses",
+      reportOp(Check::B, "hsa_signal_destroy of signal %#llx that pending copy op #%llu uses",
                   (unsigned long long)S->Id, (unsigned long long)C->Op);
   for (auto &Hd : g().Handlers)
     if (Hd.S == S)
-      opViolation("B: hsa_signal_destroy of signal %#llx that a pending async handler waits on",
+      reportOp(Check::B, "hsa_signal_destroy of signal %#llx that a pending async handler waits on",
                   (unsigned long long)S->Id);
   S->Destroyed = true;
   g().LiveSignals--;

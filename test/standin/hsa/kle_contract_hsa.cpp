@@ -1,21 +1,29 @@
 //===- kle_contract_hsa.cpp - The KLE contract on the HSA front -----------===//
 //
-// TEST ONLY.  See kle_contract_hsa.h.
+// TEST ONLY.  See kle_contract_hsa.h.  The HSA front's adapter to the KLE
+// contract (../core/kle_contract.h): it keeps the front's own rules (packet
+// sanity, kernarg K, barrier-AND ordering through the copy's op number) and
+// translates doorbell, start, end, copies and frees into the contract's
+// checks.
 //
 //===----------------------------------------------------------------------===//
 
 #include "kle_contract_hsa.h"
+#include "../core/kle_contract.h"
 
 #include <algorithm>
 #include <cstring>
 
 using namespace hsafront;
+using namespace standin::contract;
+using standin::Transport;
 
 namespace {
 
 /// Guarded by g().Mtx; never destroyed (exit handlers may still report).
 struct ContractState {
-  std::map<uintptr_t, uint64_t> InflightKle, InflightCnt, InflightKernarg;
+  InFlight Kles, Counters;                        ///< check X
+  std::map<uintptr_t, uint64_t> InflightKernarg; ///< check K
   std::unordered_set<uint64_t> PendingOps; ///< copies not yet done
 };
 ContractState &cs() {
@@ -24,10 +32,26 @@ ContractState &cs() {
 }
 
 //===----------------------------------------------------------------------===//
-// Checks at dispatch (see README: K, A1, A2, B, C, D, E, X, packet sanity)
+// Checks at dispatch (README: the contract's, plus packet sanity and K)
 //===----------------------------------------------------------------------===//
 
 bool isNone(uintptr_t P) { return P == 0 || P == ~uintptr_t(0); }
+
+Place placeOf(int Kind) {
+  switch (Kind) {
+  case K_DEVICE: return Place::Device;
+  case K_FINE: return Place::HostPinned;
+  case K_HOST_COARSE: return Place::Other;
+  case K_KERNARG: return Place::Kernarg;
+  default: return Place::None;
+  }
+}
+
+std::string addr(uintptr_t P) {
+  char B[24];
+  snprintf(B, sizeof(B), "%#lx", (unsigned long)P);
+  return B;
+}
 
 void addPending(const BlockP &B, uint64_t Id) {
   if (B)
@@ -49,7 +73,6 @@ std::shared_ptr<Launch> recordLaunch(Queue &Q, uint64_t Index,
   L->P = P;
   if (broken("bad-packet"))
     L->P.group_segment_size = GROUP_SIZE + 1;
-  const std::string &Expect = cfg().Expect;
   {
     std::lock_guard<std::mutex> G(g().Mtx);
     auto It = g().Kernels.find(L->P.kernel_object);
@@ -98,85 +121,63 @@ std::shared_ptr<Launch> recordLaunch(Queue &Q, uint64_t Index,
               (unsigned long)KA, (unsigned long long)It->second);
   cs().InflightKernarg[KA] = L->N;
   addPending(L->KernargB, L->N);
-  // E: a kernel with a cross-team reduction needs a KLE.
-  if (NeedsKle && isNone(L->Dyn))
-    violation(L->N, "E: kernel %s has a cross-team reduction but dyn_ptr is %#lx",
-              L->K->Name.c_str(), (unsigned long)L->Dyn);
+  const char *KN = L->K->Name.c_str();
+  checkPresent(L->N, KN, NeedsKle, !isNone(L->Dyn), L->Dyn);
   if (!L->K->HasEnv || isNone(L->Dyn))
     return L;
   L->HasKle = true;
   L->KleB = mem().resolve(L->Dyn, 16);
-  if (!L->KleB || L->KleB->Kind == K_CODE || L->KleB->Kind == K_LOCKED ||
-      L->KleB->Kind == K_KERNARG) {
-    violation(L->N, "B: dyn_ptr %#lx is not in a live device or fine-grained allocation (%s)",
-              (unsigned long)L->Dyn, L->KleB ? kindName(L->KleB->Kind) : "none");
+  if (!checkPlacement(L->N, KN, L->Dyn, L->KleB ? placeOf(L->KleB->Kind) : Place::None,
+                      L->KleB ? kindName(L->KleB->Kind) : "none") &&
+      (!L->KleB || placeOf(L->KleB->Kind) == Place::None ||
+       placeOf(L->KleB->Kind) == Place::Kernarg)) {
     L->KleB = nullptr;
     return L;
   }
   L->HostKle = L->KleB->Kind != K_DEVICE;
   if (!(L->KleB->AllowedAgents & AGENT_BIT_GPU))
-    violation(L->N, "B: dyn_ptr %#lx lies in a %s allocation the GPU was not granted",
-              (unsigned long)L->Dyn, kindName(L->KleB->Kind));
+    report(L->N, Check::C, "kernel '%s': dyn_ptr %#lx lies in a %s allocation the GPU was not granted",
+           KN, (unsigned long)L->Dyn, kindName(L->KleB->Kind));
   if (L->HostKle) {
-    if (Expect == "copy" || Expect == "staged" || Expect == "resident")
-      violation(L->N, "C: expected a device KLE (%s) but dyn_ptr %#lx is %s host memory",
-                Expect.c_str(), (unsigned long)L->Dyn, kindName(L->KleB->Kind));
-    if (L->KleB->Kind != K_FINE)
-      violation(L->N, "C: zerocopy KLE %#lx must be in the host fine-grained pool, not %s",
-                (unsigned long)L->Dyn, kindName(L->KleB->Kind));
-    if (L->Dyn % 128)
-      violation(L->N, "C: zerocopy KLE %#lx is not 128-byte aligned", (unsigned long)L->Dyn);
+    // HSA's zerocopy slot: host fine-grained, 128-byte aligned, tagged.
+    if (L->KleB->Kind != K_FINE && expected() != Transport::ZeroCopy)
+      report(L->N, Check::C, "kernel '%s': host KLE %#lx must be in the host fine-grained pool, not %s",
+             KN, (unsigned long)L->Dyn, kindName(L->KleB->Kind));
     memcpy(L->Kle, L->KleB->bytes(L->Dyn), 16);
-    uint64_t W0, W1;
-    memcpy(&W0, L->Kle, 8);
-    memcpy(&W1, L->Kle + 8, 8);
-    if (W1 & 1) {
-      L->Cnt = W0;
-      L->CntB = mem().resolve(W0, 8);
+    KleWords W = decode(L->Kle);
+    checkZeroCopySlot(L->N, KN, L->Dyn, W);
+    if (W.DeviceCounters) {
+      L->Cnt = W.Word0;
+      L->CntB = mem().resolve(W.Word0, 8);
       if (!L->CntB || L->CntB->Kind != K_DEVICE) {
-        violation(L->N, "C: counters %#lx of the zerocopy KLE are not 8 bytes of live device memory",
-                  (unsigned long)W0);
+        checkCounters(L->N, KN, W, L->CntB ? placeOf(L->CntB->Kind) : Place::None,
+                      L->CntB ? kindName(L->CntB->Kind) : "none", 0);
         L->CntB = nullptr;
       } else {
-        if (auto It = cs().InflightCnt.find(W0); It != cs().InflightCnt.end())
-          violation(L->N, "X: counter block %#lx is used by in-flight launch #%llu",
-                    (unsigned long)W0, (unsigned long long)It->second);
-        cs().InflightCnt[W0] = L->N;
+        cs().Counters.claim(L->N, W.Word0, "counter block");
         addPending(L->CntB, L->N);
       }
-    } else if (Expect == "zerocopy") {
-      violation(L->N, "C: zerocopy KLE %#lx lacks the device-counters tag", (unsigned long)L->Dyn);
     }
   } else {
-    if (Expect == "zerocopy")
-      violation(L->N, "C: expected a host fine-grained KLE (zerocopy) but dyn_ptr %#lx is device memory",
-                (unsigned long)L->Dyn);
     L->KleCopyOp = L->KleB->lastWriteOp(L->Dyn, 16);
-    if (!L->KleCopyOp)
-      violation(L->N, "C: no async copy into the device KLE %#lx was enqueued before the dispatch",
-                (unsigned long)L->Dyn);
+    checkArrivalEnqueued(L->N, KN, L->Dyn, L->KleCopyOp != 0,
+                         "(async copy) before the dispatch");
   }
-  if (auto It = cs().InflightKle.find(L->Dyn); It != cs().InflightKle.end())
-    violation(L->N, "X: KLE %#lx is used by in-flight launch #%llu", (unsigned long)L->Dyn,
-              (unsigned long long)It->second);
-  cs().InflightKle[L->Dyn] = L->N;
+  cs().Kles.claim(L->N, L->Dyn, "KLE");
   addPending(L->KleB, L->N);
   return L;
 }
 
 void checkReductionBuffer(Launch &L) {
-  uint64_t W1;
-  memcpy(&W1, L.Kle + 8, 8);
-  uintptr_t RB = uintptr_t(W1 & ~uint64_t(1));
+  uintptr_t RB = decode(L.Kle).ReductionBuffer;
   size_t Need = size_t(L.K->RedDataSize) * size_t(L.K->RedBufLen);
   if (!Need)
     return;
   BlockP B = mem().resolve(RB, Need);
-  if (!B || B->Kind != K_DEVICE) {
-    violation(L.N, "D: reduction buffer %#lx is not %zu bytes of live device memory",
-              (unsigned long)RB, Need);
+  bool Ok = B && B->Kind == K_DEVICE;
+  standin::contract::checkReductionBuffer(L.N, L.K->Name.c_str(), RB, Need, Ok);
+  if (!Ok)
     return;
-  }
   std::lock_guard<std::mutex> G(g().Mtx);
   if (!L.RedB) {
     L.RedB = B;
@@ -189,18 +190,19 @@ void checkLaunch(Launch &L, const char *Phase) {
   bool Start = Phase[0] == 's';
   if (!L.K || !L.KernargB)
     return;
+  const char *KN = L.K->Name.c_str();
   if (L.K->Exe->Destroyed)
-    violation(L.N, "B: %s: the executable of kernel %s was destroyed", Phase, L.K->Name.c_str());
+    reportFreedAt(L.N, Phase, ("the executable of kernel '" + L.K->Name + "'").c_str());
   uintptr_t KA = reinterpret_cast<uintptr_t>(L.P.kernarg_address);
   if (L.KernargB->Freed)
-    violation(L.N, "B: %s: kernarg buffer %#lx was freed", Phase, (unsigned long)KA);
+    reportFreedAt(L.N, Phase, ("kernarg buffer " + addr(KA)).c_str());
   else if (memcmp(L.KernargB->bytes(KA), L.Kernarg.data(), L.Kernarg.size()))
     violation(L.N, "K: %s: kernarg bytes at %#lx changed since the doorbell", Phase,
               (unsigned long)KA);
   if (!L.HasKle || !L.KleB)
     return;
   if (L.KleB->Freed) {
-    violation(L.N, "B: %s: KLE %#lx was freed", Phase, (unsigned long)L.Dyn);
+    reportFreedAt(L.N, Phase, ("KLE " + addr(L.Dyn)).c_str());
     return;
   }
   const uint8_t *Now = L.KleB->bytes(L.Dyn);
@@ -209,32 +211,34 @@ void checkLaunch(Launch &L, const char *Phase) {
     // completed before the dispatch started.
     {
       std::lock_guard<std::mutex> G(g().Mtx);
-      if (L.KleCopyOp && cs().PendingOps.count(L.KleCopyOp))
-        violation(L.N, "C: the copy (op #%llu) that delivers the device KLE %#lx had not "
-                  "completed when the dispatch started", (unsigned long long)L.KleCopyOp,
-                  (unsigned long)L.Dyn);
+      char Op[32];
+      snprintf(Op, sizeof(Op), "op #%llu", (unsigned long long)L.KleCopyOp);
+      checkArrivalCompleted(L.N, KN, L.Dyn, Op,
+                            !(L.KleCopyOp && cs().PendingOps.count(L.KleCopyOp)));
     }
     memcpy(L.Kle, Now, 16);
-  } else if (memcmp(Now, L.Kle, 16)) {
-    violation(L.N, "A1: %s: KLE bytes at %#lx changed: expected %s, found %s", Phase,
-              (unsigned long)L.Dyn, hex(L.Kle, 16).c_str(), hex(Now, 16).c_str());
+  } else {
+    checkUnchanged(L.N, KN, Phase, L.Dyn, kindName(L.KleB->Kind), L.Kle, Now, 16);
   }
   if (Start) {
     checkReductionBuffer(L);
+    KleWords W = decode(L.Kle);
+    if (L.K->RedDataSize && L.K->RedBufLen) {
+      checkResidentLayout(L.N, KN, W);
+      if (!W.DeviceCounters)
+        checkCounters(L.N, KN, W, Place::None, "", 0); // in-KLE counters
+    }
     if (L.CntB) {
       if (L.CntB->Freed)
-        violation(L.N, "B: start: counter block %#lx was freed", (unsigned long)L.Cnt);
+        reportFreedAt(L.N, Phase, ("counter block " + addr(L.Cnt)).c_str());
       else {
         uint64_t C;
         memcpy(&C, L.CntB->bytes(L.Cnt), 8);
-        if (C)
-          violation(L.N, "C: the zerocopy counters at %#lx are %#llx, not zero, at kernel start",
-                    (unsigned long)L.Cnt, (unsigned long long)C);
+        checkCounters(L.N, KN, W, Place::Device, "device", C);
       }
     }
   } else if (L.RedB && L.RedB->Freed) {
-    violation(L.N, "B: end: reduction buffer %#lx was freed while the kernel ran",
-              (unsigned long)L.RedB->Addr);
+    reportFreedAt(L.N, Phase, ("reduction buffer " + addr(L.RedB->Addr)).c_str());
   }
 }
 
@@ -247,9 +251,9 @@ void releaseLaunch(Launch &L) {
   };
   Drop(cs().InflightKernarg, reinterpret_cast<uintptr_t>(L.P.kernarg_address));
   if (L.HasKle)
-    Drop(cs().InflightKle, L.Dyn);
+    cs().Kles.release(L.N, L.Dyn);
   if (L.Cnt)
-    Drop(cs().InflightCnt, L.Cnt);
+    cs().Counters.release(L.N, L.Cnt);
   dropPending(L.KernargB, L.N);
   dropPending(L.KleB, L.N);
   dropPending(L.CntB, L.N);
@@ -275,12 +279,12 @@ void kleAtEnd(Launch &L) {
 void kleAtFree(const BlockP &B, const char *By) {
   std::lock_guard<std::mutex> G(g().Mtx);
   for (uint64_t Id : B->Pending) {
+    std::string What = std::string(kindName(B->Kind)) + " memory " + addr(B->Addr);
     if (Id >> 63)
-      opViolation("B: %s of %s memory %#lx while copy op #%llu still uses it", By,
-                  kindName(B->Kind), (unsigned long)B->Addr, (unsigned long long)(Id & ~(1ull << 63)));
+      reportOpOnFreed(Id & ~(1ull << 63),
+                      ("still uses " + What + " when " + By + " releases it").c_str());
     else
-      violation(Id, "B: %s of %s memory %#lx while this launch is pending", By,
-                kindName(B->Kind), (unsigned long)B->Addr);
+      reportFreedWhilePending(Id, What.c_str(), By, "");
   }
 }
 
@@ -300,22 +304,26 @@ void kleAtExecutableDestroy(const Executable &X) {
     std::lock_guard<std::mutex> L(Q->M);
     for (auto &KV : Q->Launches)
       if (KV.second->K && KV.second->K->Exe == &X)
-        violation(KV.second->N, "B: hsa_executable_destroy while this dispatch of %s is pending",
-                  KV.second->K->Name.c_str());
+        reportFreedWhilePending(KV.second->N,
+                                ("the executable of kernel '" + KV.second->K->Name + "'").c_str(),
+                                "hsa_executable_destroy", "");
   }
 }
 
 void kleAtQueueDestroy(const Queue &Q) {
-  for (auto &KV : Q.Launches)
-    for (auto *M : {&cs().InflightKle, &cs().InflightCnt, &cs().InflightKernarg})
-      for (auto It = M->begin(); It != M->end();)
-        It = It->second == KV.second->N ? M->erase(It) : std::next(It);
+  for (auto &KV : Q.Launches) {
+    cs().Kles.forget(KV.second->N);
+    cs().Counters.forget(KV.second->N);
+    auto &M = cs().InflightKernarg;
+    for (auto It = M.begin(); It != M.end();)
+      It = It->second == KV.second->N ? M.erase(It) : std::next(It);
+  }
 }
 
 void kleAtCopyEnqueue(Copy &C) {
-  if (C.SrcB->Kind == K_FINE && C.N <= 4096) {
+  if (C.SrcB->Kind == K_FINE && C.N <= WatchMax) {
     DeviceReadScope Racy; // the host may be filling it (check A2)
-    C.SrcSnap.assign(C.SrcB->bytes(C.Src), C.SrcB->bytes(C.Src) + C.N);
+    C.SrcSnap = watchSource(C.SrcB->bytes(C.Src), C.N);
   }
   C.Epoch0 = g().HostEpoch.load();
 }
@@ -330,25 +338,25 @@ void kleTrackCopy(const Copy &C) {
 
 static bool sourceChanged(const Copy &C) {
   DeviceReadScope Racy; // A2 asks whether the host wrote it meanwhile
-  return memcmp(C.SrcB->bytes(C.Src), C.SrcSnap.data(), C.SrcSnap.size()) != 0;
+  return standin::contract::sourceChanged(C.SrcSnap, C.SrcB->bytes(C.Src));
 }
 
 void kleAtCopyRun(const Copy &C) {
-  if (!C.SrcSnap.empty() && C.SrcB && !C.SrcB->Freed && sourceChanged(C)) {
+  if (C.SrcSnap.watched() && C.SrcB && !C.SrcB->Freed && sourceChanged(C)) {
     bool HostDep = false;
     for (auto *D : C.Deps)
       HostDep |= D->HostEpoch > C.Epoch0;
     if (!HostDep)
-      opViolation("A2: copy op #%llu: source %#lx (fine-grained) changed between the enqueue "
-                  "and the DMA, and no dependency was signalled by host code since: a staging "
-                  "slot recycled early", (unsigned long long)C.Op, (unsigned long)C.Src);
+      reportOp(Check::A2, "copy op #%llu: source %#lx (fine-grained) changed between the enqueue "
+               "and the DMA, and no dependency was signalled by host code since: a staging "
+               "slot recycled early", (unsigned long long)C.Op, (unsigned long)C.Src);
   }
   if (C.DstB && C.DstB->Freed)
-    opViolation("B: copy op #%llu writes freed %s memory at %#lx", (unsigned long long)C.Op,
-                kindName(C.DstB->Kind), (unsigned long)C.Dst);
+    reportOpOnFreed(C.Op, (std::string("writes freed ") + kindName(C.DstB->Kind) +
+                           " memory at " + addr(C.Dst)).c_str());
   if (C.SrcB && C.SrcB->Freed)
-    opViolation("B: copy op #%llu reads freed %s memory at %#lx", (unsigned long long)C.Op,
-                kindName(C.SrcB->Kind), (unsigned long)C.Src);
+    reportOpOnFreed(C.Op, (std::string("reads freed ") + kindName(C.SrcB->Kind) +
+                           " memory at " + addr(C.Src)).c_str());
 }
 
 void kleAtCopyDone(const Copy &C) {

@@ -1,9 +1,9 @@
 //===- kle_contract_hsa.h - The KLE contract on the HSA front -------------===//
 //
-// TEST ONLY.  The KLE / dyn_ptr contract checked on every dispatch and copy of
-// the HSA stand-in: checks K, A1, A2, B, C, D, E, X and packet sanity
-// (../README.md, "Checks"), per the transport in KLE_HSA_STANDIN_EXPECT.  The
-// rest of the front calls only the functions below: at the doorbell, when a
+// TEST ONLY.  The HSA front's adapter to the KLE contract (../core/
+// kle_contract.h; checks A1, A2, B, C, W, Z, L, D, E, X in ../README.md, "KLE
+// contract checks"), plus the front's own rules: packet sanity and kernarg
+// check K.  The rest of the front calls only the functions below: at the doorbell, when a
 // dispatch starts and ends, when a copy is enqueued, runs and is done, and
 // before memory or an executable goes away.  This file owns the in-flight maps
 // (which launch uses a KLE, counter block or kernarg buffer) and the set of
@@ -37,15 +37,15 @@ struct Launch {
 
 /// At the doorbell (the cuLaunchKernel of HSA), for dispatch packet \p P at
 /// \p Index of \p Q: checks the packet and what the host published (packet
-/// sanity, K, B, C, E, X), snapshots the kernargs and a host KLE, and marks
+/// sanity, K, C, W, Z, E, X), snapshots the kernargs and a host KLE, and marks
 /// the memory the launch uses as pending.  Called with Q.M held; takes
 /// g().Mtx.  Never returns null (a launch without a kernel is not checked
 /// further).
 std::shared_ptr<Launch> kleAtDoorbell(Queue &Q, uint64_t Index,
                                       const hsa_kernel_dispatch_packet_t &P);
 
-/// When the packet processor starts \p L: checks B, K, A1 (host KLE), C (the
-/// copy into a device KLE completed, zerocopy counters zero) and D, and
+/// When the packet processor starts \p L: checks B, K, A1 (host KLE), W (the
+/// copy into a device KLE completed), Z, L and D, and
 /// snapshots a device KLE.  Takes g().Mtx.
 void kleAtStart(Launch &L);
 
@@ -72,7 +72,7 @@ void kleAtCopyEnqueue(Copy &C);
 
 /// At the enqueue, with g().Mtx held and C.Op set: marks both endpoints
 /// pending and records a copy into device memory as the last writer of those
-/// bytes (C).
+/// bytes (W).
 void kleTrackCopy(const Copy &C);
 
 /// When the DMA engine runs \p C, before the bytes move: checks A2 and B.

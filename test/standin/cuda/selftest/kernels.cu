@@ -16,3 +16,13 @@ extern "C" __global__ void kle_kernel(KLE *dyn_ptr, int x) {
 }
 
 extern "C" __global__ void no_args_kernel() {}
+
+// An OpenMP-like kernel with a cross-team reduction: its kernel environment
+// (read by the stand-in at offsets 20 and 24) asks for 8 bytes x 4 teams of
+// reduction buffer, so the contract's checks D, E and Z apply to it.
+struct KernelEnv { unsigned char Config[20]; int RedDataSize, RedBufLen, Pad; };
+extern "C" __device__ KernelEnv red_kernel_kernel_environment = {{0}, 8, 4, 0};
+extern "C" __global__ void red_kernel(KLE *dyn_ptr, int x) {
+  if (dyn_ptr && dyn_ptr != (KLE *)~0ull)
+    __atomic_fetch_add(&dyn_ptr->ReductionIterCnt, (unsigned)x, __ATOMIC_RELAXED);
+}

@@ -11,6 +11,16 @@
 //   staged-ok  same, slot recycled after synchronize -> status 0
 //   api        driver semantics: error codes, stream/event ordering, module
 //              globals, fault injection            -> status 0 on success
+//   red-no-kle    a reduction kernel launched without a KLE (check E)
+//   red-buffer    its KLE names a reduction buffer too small (check D)
+//   counters-dirty  its tagged KLE names device counters that are not zero
+//              at kernel start (check Z)
+//   counters-inkle  its untagged KLE has non-zero in-KLE counters (Z)
+//   no-copy    a device KLE nothing wrote, under KLE_STANDIN_EXPECT=copy (W)
+//   other-stream  a device KLE filled on another stream than the launch's (W)
+//   red-ok     the same kernel with a correct KLE  -> 0 violations, status 0
+//              (the other cases above: VIOLATION, exit status 97;
+//              run-selftest.sh checks each one's line)
 //
 // The stand-in is dlopen()ed from KLE_STANDIN_LIB (compile-time default,
 // overridable with the env var of the same name).  KLE_STANDIN_DELAY_US is set
@@ -154,6 +164,66 @@ static Env setup(const std::vector<char> &Cubin) {
 static CUresult launch(Env &E, void *DynPtr, int X) {
   void *Args[] = {&DynPtr, &X};
   return p_cuLaunchKernel(E.Kern, 1, 1, 1, 32, 1, 1, 0, E.S, Args, nullptr);
+}
+
+static void teardown(Env &E);
+
+// A device KLE under KLE_STANDIN_EXPECT=copy: never written (no-copy), or
+// written by a copy on a stream other than the launch's (other-stream).
+static int caseArrival(const std::vector<char> &Cubin, const std::string &C) {
+  Env E = setup(Cubin);
+  CUdeviceptr DevKle = 0;
+  OK(p_cuMemAlloc_v2(&DevKle, sizeof(KLE)));
+  CUstream S2;
+  OK(p_cuStreamCreate(&S2, CU_STREAM_NON_BLOCKING));
+  KLE Host{0, 0, nullptr};
+  if (C == "other-stream")
+    OK(p_cuMemcpyHtoDAsync_v2(DevKle, &Host, sizeof(KLE), S2)); // BUG
+  OK(p_cuStreamSynchronize(S2));
+  OK(launch(E, reinterpret_cast<void *>(DevKle), 1));
+  OK(p_cuStreamSynchronize(E.S));
+  OK(p_cuStreamDestroy_v2(S2));
+  OK(p_cuMemFree_v2(DevKle));
+  teardown(E);
+  return Failures ? 1 : 0;
+}
+
+// One launch of red_kernel with a KLE in pinned host memory (as zerocopy
+// passes it), correct for red-ok, wrong in the one way case \p C names.
+static int caseReduction(const std::vector<char> &Cubin, const std::string &C) {
+  Env E = setup(Cubin);
+  CUfunction Red;
+  OK(p_cuModuleGetFunction(&Red, E.Mod, "red_kernel"));
+  CUdeviceptr Buf = 0, Small = 0, Cnt = 0;
+  OK(p_cuMemAlloc_v2(&Buf, 8 * 4));
+  OK(p_cuMemAlloc_v2(&Small, 16)); // BUG for red-buffer: needs 32 bytes
+  OK(p_cuMemAlloc_v2(&Cnt, 8));
+  uint64_t CntValue = C == "counters-dirty" ? 3 : 0; // BUG: not reset
+  OK(p_cuMemcpyHtoD_v2(Cnt, &CntValue, 8));
+  KLE *Slot = nullptr;
+  OK(p_cuMemAllocHost_v2(reinterpret_cast<void **>(&Slot), sizeof(KLE)));
+  *Slot = KLE{0, 0, reinterpret_cast<void *>(Buf)};
+  if (C == "red-buffer")
+    Slot->ReductionBuffer = reinterpret_cast<void *>(Small);
+  if (C == "counters-inkle")
+    Slot->ReductionCnt = 2; // BUG: the previous launch's count
+  if (C == "counters-dirty") {
+    // Tagged layout: word 0 the counters' address, bit 0 of word 1 set.
+    memcpy(Slot, &Cnt, 8);
+    Slot->ReductionBuffer = reinterpret_cast<void *>(Buf | 1);
+  }
+  void *Dyn = C == "red-no-kle" ? reinterpret_cast<void *>(~uintptr_t(0))
+                                : static_cast<void *>(Slot);
+  int X = 1;
+  void *Args[] = {&Dyn, &X};
+  OK(p_cuLaunchKernel(Red, 4, 1, 1, 32, 1, 1, 0, E.S, Args, nullptr));
+  OK(p_cuStreamSynchronize(E.S));
+  OK(p_cuMemFreeHost(Slot));
+  OK(p_cuMemFree_v2(Cnt));
+  OK(p_cuMemFree_v2(Small));
+  OK(p_cuMemFree_v2(Buf));
+  teardown(E);
+  return Failures ? 1 : 0;
 }
 
 static void teardown(Env &E) {
@@ -337,8 +407,10 @@ static int caseApi(const std::vector<char> &Cubin) {
 
 int main(int Argc, char **Argv) {
   if (Argc < 2) {
-    fprintf(stderr, "usage: %s overwrite|free|correct|staged-race|staged-ok|api "
-                    "[cubin]\n", Argv[0]);
+    fprintf(stderr, "usage: %s overwrite|free|correct|staged-race|staged-ok|api"
+                    "|red-no-kle|red-buffer|counters-dirty|counters-inkle|red-ok"
+                    "|no-copy|other-stream"
+                    " [cubin]\n", Argv[0]);
     return 2;
   }
   std::string C = Argv[1];
@@ -350,6 +422,8 @@ int main(int Argc, char **Argv) {
   setenv("KLE_STANDIN_DELAY_US", "200000:200000", /*overwrite=*/0);
   if (C == "staged-race" || C == "staged-ok")
     setenv("KLE_STANDIN_EXPECT", "staged", 0);
+  if (C == "no-copy" || C == "other-stream")
+    setenv("KLE_STANDIN_EXPECT", "copy", 0);
   std::vector<char> Cubin = readCubin(CubinPath);
   load();
   if (C == "overwrite" || C == "free" || C == "correct")
@@ -360,6 +434,11 @@ int main(int Argc, char **Argv) {
     return caseStaged(Cubin, false);
   if (C == "api")
     return caseApi(Cubin);
+  if (C == "red-no-kle" || C == "red-buffer" || C == "counters-dirty" ||
+      C == "counters-inkle" || C == "red-ok")
+    return caseReduction(Cubin, C);
+  if (C == "no-copy" || C == "other-stream")
+    return caseArrival(Cubin, C);
   fprintf(stderr, "selftest: unknown case %s\n", C.c_str());
   return 2;
 }

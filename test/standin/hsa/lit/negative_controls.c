@@ -10,10 +10,10 @@
 // RUN: %clang-gfx90a %s -o %t
 // C, placement: a zerocopy KLE where a device KLE is expected, and the reverse.
 // RUN: not %hsa-env LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_HSA_STANDIN_EXPECT=copy %run %t 2>&1 | %fcheck --check-prefix=PLACE-DEV %s
-// PLACE-DEV: VIOLATION launch #1: C: expected a device KLE (copy) but dyn_ptr {{.*}} is fine host memory
+// PLACE-DEV: VIOLATION launch #1: C placement: kernel '{{.*}}': expected transport copy but dyn_ptr {{.*}} is fine memory, not device memory
 // RUN: not %hsa-env LIBOMPTARGET_KLE_TRANSPORT=copy KLE_HSA_STANDIN_EXPECT=zerocopy %run %t 2>&1 | %fcheck --check-prefix=PLACE-HOST %s
-// PLACE-HOST: VIOLATION launch #1: C: expected a host fine-grained KLE (zerocopy) but dyn_ptr {{.*}} is device memory
-// C, arrival: the queue ignores barrier-AND dependencies, so a dispatch starts
+// PLACE-HOST: VIOLATION launch #1: C placement: kernel '{{.*}}': expected transport zerocopy but dyn_ptr {{.*}} is device memory, not pinned or fine-grained host memory
+// W, arrival: the queue ignores barrier-AND dependencies, so a dispatch starts
 // before the copy that delivers its KLE completed (long DMA delays).
 // The run then either exits 97 with the violations, or dies of SIGSEGV (139)
 // after printing them. The SIGSEGV is the plugin's, not the stand-in's: gdb
@@ -36,11 +36,11 @@
 // RUN: sh -c '%hsa-env KLE_HSA_STANDIN_DELAY_US=2000:3000 KLE_HSA_STANDIN_BREAK=ignore-barriers LIBOMPTARGET_KLE_TRANSPORT=staged KLE_HSA_STANDIN_EXPECT=staged %run %t > %t.staged 2>&1; echo "status=$?" >> %t.staged'
 // RUN: %fcheck --check-prefix=BARRIER %s < %t.staged
 // RUN: sh -c 'grep -qx status=97 %t.staged || { grep -qx status=139 %t.staged && grep -q "SIGSEGV in a callback the program registered with hsa_amd_signal_async_handler (not in the stand-in)" %t.staged; }'
-// BARRIER: C: the copy (op #{{[0-9]+}}) that delivers the device KLE {{.*}} had not completed when the dispatch started
+// BARRIER: W arrival: kernel '{{.*}}': the copy (op #{{[0-9]+}}) that delivers the device KLE {{.*}} had not completed when the kernel started
 // Copies ignore their dependency signals. The plugin never orders a dispatch
 // after a copy by the copy's dependencies (the KLE's copy -> dispatch edge is
 // a barrier-AND packet, AMDGPUQueueTy::pushKernelLaunch), so this switch
-// cannot make C fire. It relies on them for dispatch -> device-to-host copy
+// cannot make W fire. It relies on them for dispatch -> device-to-host copy
 // and for the async handler -> DMA step of a two-step host-to-device copy;
 // the main program below hits both only by chance (equal random delays, a
 // pinned buffer still holding the previous launch's identical KLE, kernels of
@@ -61,18 +61,22 @@
 // RUN: not %hsa-env KLE_HSA_STANDIN_KERNEL_US=500000 KLE_HSA_STANDIN_VERBOSE=1 KLE_HSA_STANDIN_BREAK=ignore-copy-deps LIBOMPTARGET_KLE_TRANSPORT=copy KLE_HSA_STANDIN_EXPECT=copy %run %t d2h 2>&1 | %fcheck --check-prefix=DEPS %s
 // DEPS: launch #1 queue {{[0-9]+}} packet {{[0-9]+}} kernel {{.*}} dyn_ptr [[KLE:0x[0-9a-f]+]] (device)
 // DEPS-DAG: d2h done
-// DEPS-DAG: VIOLATION launch #1: B: hsa_amd_memory_pool_free of device memory [[KLE]] while this launch is pending
+// DEPS-DAG: VIOLATION launch #1: B lifetime: device memory [[KLE]] released by hsa_amd_memory_pool_free while the launch was pending
 // DEPS: launch #1 done
 // DEPS: FAILED: {{[0-9]+}} KLE contract violation(s); exiting with status 97
 // Check A1, a host store into the zerocopy slot after the doorbell.
 // RUN: not %hsa-env KLE_HSA_STANDIN_BREAK=scribble-kle LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_HSA_STANDIN_EXPECT=zerocopy %run %t 2>&1 | %fcheck --check-prefix=A1 %s
-// A1: A1: start: KLE bytes at {{.*}} changed: expected
-// C, counters: the device counters are not zero at kernel start.
+// A1: VIOLATION launch #{{[0-9]+}}: A1 kle-bytes: kernel '{{.*}}' (kernel start): KLE bytes at dyn_ptr {{.*}} changed after the launch: expected
+// Z, counters: the device counters are not zero at kernel start.
 // RUN: not %hsa-env KLE_HSA_STANDIN_BREAK=dirty-counters LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_HSA_STANDIN_EXPECT=zerocopy %run %t 2>&1 | %fcheck --check-prefix=CNT %s
-// CNT: C: the zerocopy counters at {{.*}} are 0x1, not zero, at kernel start
+// CNT: VIOLATION launch #{{[0-9]+}}: Z counters: kernel '{{.*}}': KLE counters {{.*}} read 0x1 at kernel start (must be zero)
+// L, layout: zerocopy KLEs (tagged) where resident expects upstream's layout.
+// RUN: not %hsa-env LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_HSA_STANDIN_EXPECT=resident %run %t 2>&1 | %fcheck --check-prefix=LAYOUT %s
+// LAYOUT: VIOLATION launch #1: C placement: kernel '{{.*}}': expected transport resident but dyn_ptr {{.*}} is fine memory, not device memory
+// LAYOUT: VIOLATION launch #1: L layout: kernel '{{.*}}': expected transport resident but the KLE is not upstream's layout with zero counters (word0 {{.*}}, tagged)
 // Check A2, the staging source changes between the copy's enqueue and its DMA.
 // RUN: not %hsa-env KLE_HSA_STANDIN_BREAK=scribble-staging LIBOMPTARGET_KLE_TRANSPORT=staged KLE_HSA_STANDIN_EXPECT=staged %run %t 2>&1 | %fcheck --check-prefix=A2 %s
-// A2: VIOLATION op: A2: copy op #{{[0-9]+}}: source {{.*}} (fine-grained) changed between the enqueue and the DMA
+// A2: VIOLATION op: A2 staging-source: copy op #{{[0-9]+}}: source {{.*}} (fine-grained) changed between the enqueue and the DMA
 // K: kernarg bytes change after the doorbell.
 // RUN: not %hsa-env KLE_HSA_STANDIN_BREAK=scribble-kernarg LIBOMPTARGET_KLE_TRANSPORT=zerocopy %run %t 2>&1 | %fcheck --check-prefix=KARG %s
 // KARG: K: start: kernarg bytes at {{.*}} changed since the doorbell
