@@ -304,6 +304,9 @@ def main():
             os.path.join(a.standin, "libcuda.so.1")):
         die("no CUDA driver stand-in at %s (build the fork's tests)" % a.standin)
     a.stock_dirs = [] if a.mode == "calls" or a.no_stock else stock_dirs(a)
+    # Before any run: a bad --out must not cost the figures at the end.
+    if a.out:
+        a.out = klebench.check_out_file(a.out, PROG)
     rc = 0
     if a.mode == "instructions":
         res = instructions(a)
@@ -312,9 +315,10 @@ def main():
     else:
         res = latency(a)
     if a.out:
-        os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
-        with open(a.out, "w") as f:
-            json.dump(res, f, indent=1)
+        def write():
+            with open(a.out, "w") as f:
+                json.dump(res, f, indent=1)
+        klebench.save_or_die(write, "--out %s" % a.out, PROG, res)
     sys.exit(rc)
 
 
