@@ -30,6 +30,7 @@ and only as a paired ratio. JSON of every figure goes to --out.
 """
 import argparse
 import functools
+import glob
 import json
 import os
 import shutil
@@ -296,6 +297,14 @@ def main():
     for name in ("repeat", "pairs", "regions", "samples"):
         if getattr(a, name) < 1:
             die("--%s wants a number from 1, not %d" % (name, getattr(a, name)))
+    if a.before:
+        # env_for only puts --before first on the library path: a directory
+        # without a libomptarget would measure the fork as "before".
+        want = "(want the directory of the libomptarget.so to compare with)"
+        if not os.path.isdir(a.before):
+            die("--before %s is not a directory %s" % (a.before, want))
+        if not glob.glob(os.path.join(glob.escape(a.before), "libomptarget.so*")):
+            die("--before %s holds no libomptarget.so* %s" % (a.before, want))
     if not os.access(a.bench, os.X_OK):
         die("%s is not an executable; build bench/ (README)" % a.bench)
     if a.mode != "latency" and not shutil.which(a.valgrind):
