@@ -282,7 +282,7 @@ def main():
     ap.add_argument("--regions", type=int, default=2000)
     ap.add_argument("--samples", type=int, default=5)
     ap.add_argument("--valgrind", default="valgrind")
-    ap.add_argument("--timeout", type=int, default=600)
+    ap.add_argument("--timeout", type=int, default=600, help="seconds per run (default 600)")
     ap.add_argument("--keep", action="store_true", help="keep callgrind files (in a temp dir)")
     ap.add_argument("--out", default="")
     a = ap.parse_args()
@@ -297,6 +297,8 @@ def main():
     for name in ("repeat", "pairs", "regions", "samples"):
         if getattr(a, name) < 1:
             die("--%s wants a number from 1, not %d" % (name, getattr(a, name)))
+    if a.timeout < 1:
+        die("--timeout wants a positive number of seconds per run, not %d" % a.timeout)
     if a.before:
         # env_for only puts --before first on the library path: a directory
         # without a libomptarget would measure the fork as "before".
