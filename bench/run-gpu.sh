@@ -27,7 +27,8 @@
 # KLE_AB_MIN_TIME (0.05 s) per benchmark and repetition there. KLE_QUICK=1
 # runs the per-process comparison with kle-compare.py --quick (its
 # benchmarks at 1 and 1024 teams and the pipelined ones only; the time
-# estimate assumes all of them).
+# estimate assumes all of them). A plan estimated over one 8-minute call
+# stops the script before anything runs; KLE_FORCE=1 runs it anyway.
 # All are checked before anything runs; the driver library must
 # load and export cuInit.
 # Wall time on an H200: at most 6 minutes for steps 1-5 with the defaults,
@@ -87,6 +88,8 @@ ab_rounds=$((10#$ab_rounds))
 ab_min_time=${KLE_AB_MIN_TIME:-0.05}
 quick=${KLE_QUICK:-0}
 [[ $quick =~ ^[01]$ ]] || die "KLE_QUICK=$quick: want 1 (kle-compare.py --quick) or 0 (every benchmark)"
+force=${KLE_FORCE:-0}
+[[ $force =~ ^[01]$ ]] || die "KLE_FORCE=$force: want 1 (run a plan over one 8-minute call) or 0"
 [[ $ab_min_time =~ ^([0-9]+(\.[0-9]*)?|\.[0-9]+)$ ]] && awk -v v="$ab_min_time" 'BEGIN{exit !(v + 0 > 0)}' \
   || die "KLE_AB_MIN_TIME=$ab_min_time: want a positive number of seconds per benchmark (for example 0.05)"
 
@@ -104,6 +107,11 @@ est=$(awk -v c="$cycles" -v r="$rounds" -v m="$min_time" -v n="$samples" \
   printf "%d %d %d %d %d", 8 + il + pp + 10, il, pp, ab, 8 + il + pp + 10 + ab }')
 read -r est_main est_il est_pp est_ab est_total <<< "$est"
 echo "kle-offload: plan: GPU tests, interleaved comparison ($cycles cycles, 2 passes, about $est_il s), per-process comparison ($rounds rounds, about $est_pp s), KLE stats: about $est_main s on an H200 ($( [ "$est_main" -le 360 ] && echo "within" || echo "OVER") the 6-minute plan); then the DeviceRTL A/B ($ab_rounds rounds) and the read microbenchmark, about $est_ab s: $est_total s in all ($( [ "$est_total" -le 480 ] && echo "within" || echo "OVER") one 8-minute call)"
+# Over the call, the device tool would stop it part-way: refuse it here.
+if [ "$est_total" -gt 480 ]; then
+  [ "$force" = 1 ] || die "the plan takes about $est_total s on an H200, over one 8-minute call (480 s): lower KLE_CYCLES, KLE_ROUNDS, KLE_MIN_TIME, KLE_LATENCY_SAMPLES, KLE_AB_ROUNDS or KLE_AB_MIN_TIME, or set KLE_FORCE=1 to run it anyway"
+  echo "kle-offload: note: KLE_FORCE=1: running a plan over one 8-minute call"
+fi
 
 # The bundle carries every library except the C/C++ runtime and the driver:
 # say plainly if this machine's are too old, rather than let the loader fail
