@@ -47,6 +47,9 @@
 set -uo pipefail
 B=$(cd "$(dirname "$0")" && pwd)
 R=${1:-${OUT:-$PWD/kle-results}}
+# Not a bundle: say so before writing anything (no results directory, no log).
+[ -x "$B/bin/kle-bench" ] && [ -f "$B/MANIFEST" ] \
+  || { echo "kle-offload: error: $B is not a kle-offload GPU bundle (no bin/kle-bench or MANIFEST); build it with bench/gpu-bundle.sh" >&2; exit 1; }
 mkdir -p "$R" || { echo "kle-offload: error: cannot create $R" >&2; exit 1; }
 exec 3>&1 4>&2
 exec > >(tee -a "$R/run.log") 2>&1
@@ -58,8 +61,6 @@ die() { echo "kle-offload: error: $*"; finish; exit 1; }
 t0=$(date +%s)
 step() { echo; echo "== [$(( $(date +%s) - t0 )) s] $*"; }
 
-[ -x "$B/bin/kle-bench" ] && [ -f "$B/MANIFEST" ] \
-  || die "$B is not a kle-offload GPU bundle (no bin/kle-bench or MANIFEST); build it with bench/gpu-bundle.sh"
 command -v python3 >/dev/null || die "python3 is needed for the comparison"
 
 # The tunables, checked before anything runs: a bad value must not cost the
