@@ -110,7 +110,7 @@ def callgrind(a, env, kind, n, tmp, tag):
     try:
         r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=a.timeout)
     except subprocess.TimeoutExpired:
-        die("%s timed out after %d s" % (" ".join(cmd[-3:]), a.timeout))
+        die("%s (%s) timed out after %d s (--timeout)" % (" ".join(cmd[-3:]), tag, a.timeout))
     if r.returncode or "regions done" not in r.stdout:
         die("%s (%s) failed with status %d: %s" % (" ".join(cmd[-3:]), tag, r.returncode,
                                                    (r.stderr or r.stdout)[-400:].strip()))
@@ -238,8 +238,11 @@ def latency(a):
         got = {}
         for rt in order:
             cmd = [a.bench, "reduction", str(a.regions), str(a.samples)]
-            r = subprocess.run(cmd, env=env_for(a, rt, "host"), capture_output=True,
-                               text=True, timeout=a.timeout)
+            try:
+                r = subprocess.run(cmd, env=env_for(a, rt, "host"), capture_output=True,
+                                   text=True, timeout=a.timeout)
+            except subprocess.TimeoutExpired:
+                die("%s (%s) timed out after %d s (--timeout)" % (" ".join(cmd), rt, a.timeout))
             if r.returncode:
                 die("%s (%s) failed with status %d: %s" % (" ".join(cmd), rt, r.returncode,
                                                            r.stderr[-400:].strip()))

@@ -4,11 +4,13 @@
 # valgrind (called with --callgrind-out-file=F ... BENCH KIND N): writes a
 # callgrind file whose total Ir is FAKE_IR_BASE + N * FAKE_IR_PER_REGION
 # (a negative per-region figure plants run-to-run variation larger than the
-# regions' work) and prints the bench's "regions done".
+# regions' work) and prints the bench's "regions done". FAKE_SLEEP=S: any
+# run but "devices" hangs for S seconds instead.
 if [ "$1" = devices ]; then
   echo "0 x86_64-0"
   exit 0
 fi
+[ -z "$FAKE_SLEEP" ] || exec sleep "$FAKE_SLEEP"
 out=
 for arg in "$@"; do
   case "$arg" in --callgrind-out-file=*) out=${arg#--callgrind-out-file=} ;; esac
