@@ -11,7 +11,9 @@
 # build with a library preloaded that interposes the slot pool's take and
 # recycle and increments a plain counter in each (test/standin/seed); the
 # 16-thread and a nowait stand-in test must then report that race, with the
-# same suppressions (test/standin/tsan.supp).
+# same suppressions (test/standin/tsan.supp). The preload goes into the CUDA
+# stand-in's runs only (%standin-env), so it proves TSan sees the pool's
+# threads through the CUDA plugin; the AMDGPU plugin's runs are not seeded.
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
 

@@ -76,6 +76,21 @@ const char *env(const char *Name) {
   return getenv((st().Prefix + Name).c_str());
 }
 
+bool envNumber(const char *Name, uint64_t Lo, uint64_t Hi, uint64_t &Out,
+               const char *Want) {
+  const char *E = env(Name);
+  if (!E)
+    return false;
+  uint64_t V;
+  bool Decimal = *E && strspn(E, "0123456789") == strlen(E);
+  if (Decimal && parseU64(E, V) && V >= Lo && V <= Hi) {
+    Out = V;
+    return true;
+  }
+  warnBad(Name, E, Want);
+  return false;
+}
+
 const char *tag() { return st().Tag.c_str(); }
 const char *envPrefix() { return st().Prefix.c_str(); }
 
@@ -163,12 +178,12 @@ const Config &init(const char *Tag, const char *EnvPrefix, StatusParser Parse,
           NS.pop_back();
         Ok = parseU64(NS.c_str(), V) && V > 0;
         F.N = V;
-        Ok = Ok && Parse && Parse(Item.substr(C2 + 1), F.Code);
+        Ok = Ok && Parse && Parse(Item.substr(C2 + 1), F.Code) && F.Code != 0;
       }
       if (Ok)
         C->Faults.push_back(F);
       else
-        warnBad("FAIL", Item.c_str(), "entry:N[+]:status, N >= 1, a known status name or number");
+        warnBad("FAIL", Item.c_str(), "entry:N[+]:status, N >= 1, a known failure status name or a non-zero number");
     }
   }
   S.C = C;
@@ -326,12 +341,34 @@ void exitIfViolations(const char *Where) {
   _exit(cfg().ExitCode);
 }
 
+// A FAIL item whose entry point was never called (a misspelled name, or one
+// this program does not reach), or called fewer than N times, injected
+// nothing: say so, or a fault test passes without its fault.
+void faultsNotReached() {
+  static std::atomic<bool> Done{false};
+  if (Done.exchange(true))
+    return;
+  State &S = st();
+  std::lock_guard<std::mutex> L(S.StatsMtx);
+  for (auto &F : cfg().Faults) {
+    auto It = S.BaseCounters.find(F.Entry);
+    uint64_t Calls = It == S.BaseCounters.end() ? 0 : It->second->load();
+    if (Calls < F.N)
+      say("note: %sFAIL item %s:%llu injected nothing: %s", S.Prefix.c_str(),
+          F.Entry.c_str(), (unsigned long long)F.N,
+          It == S.BaseCounters.end()
+              ? "no such entry point was called (misspelled, or not reached)"
+              : "fewer calls were made");
+  }
+}
+
 static void finalOnce(const char *Where) {
   if (st().FinalDone.exchange(true))
     return;
   fflush(stdout);
   if (st().Final)
     st().Final(Where);
+  faultsNotReached();
   statsReport();
   say("launches=%llu violations=%llu", (unsigned long long)launches(),
       (unsigned long long)violations());

@@ -88,6 +88,17 @@ const Config &cfg();
 bool broken(const char *Name);
 /// getenv of `<EnvPrefix><Name>`, or nullptr.
 const char *env(const char *Name);
+/// At the final report (once; later calls do nothing): one "note:" line per
+/// FAIL item that injected nothing, because its entry point was never called
+/// (misspelled, or not reached) or was called fewer than N times.  Fronts
+/// with their own final report call it there; core's exit handler does too.
+void faultsNotReached();
+/// Reads <PREFIX><Name> as a decimal number in [Lo, Hi] into \p Out and
+/// returns true; unset leaves \p Out alone and returns false; any other
+/// value (empty, not a number, out of range) prints one "ignoring ... (want
+/// <Want>)" line and returns false, so the caller keeps its default.
+bool envNumber(const char *Name, uint64_t Lo, uint64_t Hi, uint64_t &Out,
+               const char *Want);
 /// The front's output tag ("kle-hsa-standin") and variable prefix
 /// ("KLE_HSA_STANDIN_"), as given to init.
 const char *tag();

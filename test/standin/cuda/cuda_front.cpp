@@ -146,6 +146,7 @@ bool anyCtxAlive() {
 
 // The core's exitIfViolations forces the exit status.
 void finalReport(const char *At) {
+  standin::faultsNotReached();
   liveReport(At, nullptr);
   statsReport();
   standin::exitIfViolations(nullptr);

@@ -33,10 +33,16 @@ static Place placeOf(MemKind K) {
 
 KleConfig kleConfigFromEnv() {
   KleConfig C;
-  if (const char *E = standin::env("KLE_SIZE"))
-    C.KleSize = std::max<size_t>(1, strtoull(E, nullptr, 0));
-  if (const char *E = standin::env("KLE_LAYOUT"))
-    C.Llvm22Layout = std::string(E) == "llvm22";
+  uint64_t N;
+  if (standin::envNumber("KLE_SIZE", 1, 4096, N, "1..4096 bytes"))
+    C.KleSize = N;
+  if (const char *E = standin::env("KLE_LAYOUT")) {
+    if (std::string(E) == "llvm22" || std::string(E) == "none")
+      C.Llvm22Layout = std::string(E) == "llvm22";
+    else
+      fprintf(stderr, "%s: ignoring %sKLE_LAYOUT=%s (want llvm22 or none)\n",
+              standin::tag(), standin::envPrefix(), E);
+  }
   return C;
 }
 

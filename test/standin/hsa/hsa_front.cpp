@@ -92,8 +92,9 @@ const char *statusText(hsa_status_t S) {
 const Config &conf() {
   static const Config *C = [] {
     const Config &R = init("kle-hsa-standin", "KLE_HSA_STANDIN_", parseStatus, nullptr);
-    if (const char *E = env("WATCHDOG_S"))
-      g().WatchdogS = std::max(1ull, strtoull(E, nullptr, 10));
+    uint64_t W;
+    if (standin::envNumber("WATCHDOG_S", 1, 86400, W, "1..86400 seconds"))
+      g().WatchdogS = W;
     static const char *Known[] = {"ignore-barriers", "ignore-copy-deps", "early-completion",
                                   "scribble-kle", "dirty-counters", "scribble-staging",
                                   "bad-packet", "scribble-kernarg"};

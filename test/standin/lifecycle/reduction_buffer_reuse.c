@@ -1,4 +1,4 @@
-// Under zerocopy and staged a slot keeps its teams-reduction buffer (up to
+// Under zerocopy, resident and staged a slot keeps its teams-reduction buffer (up to
 // LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT, 64 KiB by default): the next holder
 // reuses it (no per-launch device allocation), and a kernel that needs a
 // larger one grows it once. Synchronous launches always get the same slot
