@@ -49,7 +49,7 @@ FRONTS = {
     "cuda": dict(prefix="KLE_STANDIN_", lib="test/cuda-standin/lib", arch="sm_90",
                  code="CUDA_ERROR_UNKNOWN", say="kle-standin: ",
                  other="KLE_HSA_STANDIN_DEVICES=0",
-                 src=os.path.join(STANDIN, "cuda", "cuda_standin.cpp")),
+                 src=os.path.join(STANDIN, "cuda")),
     "hsa": dict(prefix="KLE_HSA_STANDIN_", lib="test/hsa-standin/lib", arch="gfx90a",
                 code="HSA_STATUS_ERROR_OUT_OF_RESOURCES", say="kle-hsa-standin: ",
                 other="KLE_STANDIN_DEVICES=0",
@@ -105,8 +105,10 @@ def void_entries(front):
     for f in files:
         try:
             src += open(f).read()
-        except OSError:
-            pass
+        except OSError as e:
+            sys.exit("fault-sweep: cannot read the %s front's source %s: %s" % (front, f, e))
+    if not files:
+        sys.exit("fault-sweep: no sources of the %s front in %s" % (front, path))
     return set(re.findall(r'ENTRY_VOID\("([A-Za-z0-9_@]+)"\)', src))
 
 
