@@ -76,14 +76,32 @@ const char *env(const char *Name) {
   return getenv((st().Prefix + Name).c_str());
 }
 
+bool parseDecimal(const char *S, uint64_t Hi, uint64_t &Out) {
+  size_t Len = strlen(S);
+  if (Len == 0 || strspn(S, "0123456789") != Len)
+    return false;
+  errno = 0;
+  unsigned long long V = strtoull(S, nullptr, 10);
+  if (errno || V > Hi)
+    return false;
+  Out = V;
+  return true;
+}
+
+void badEnv(const char *Name, const char *Value, const char *Want) {
+  fprintf(stderr, "%s: error: %s%s=\"%s\" is not valid: want %s\n", tag(),
+          envPrefix(), Name, Value, Want);
+  fflush(nullptr);
+  _exit(2);
+}
+
 bool envNumber(const char *Name, uint64_t Lo, uint64_t Hi, uint64_t &Out,
                const char *Want) {
   const char *E = env(Name);
   if (!E)
     return false;
   uint64_t V;
-  bool Decimal = *E && strspn(E, "0123456789") == strlen(E);
-  if (Decimal && parseU64(E, V) && V >= Lo && V <= Hi) {
+  if (parseDecimal(E, Hi, V) && V >= Lo) {
     Out = V;
     return true;
   }

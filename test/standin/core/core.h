@@ -93,6 +93,13 @@ const char *env(const char *Name);
 /// (misspelled, or not reached) or was called fewer than N times.  Fronts
 /// with their own final report call it there; core's exit handler does too.
 void faultsNotReached();
+/// \p S as a decimal number (digits only, any count) that fits 64 bits and
+/// is at most \p Hi: stores it in \p Out and returns true; else false.
+bool parseDecimal(const char *S, uint64_t Hi, uint64_t &Out);
+/// Ends the process (exit status 2) with one line, `<tag>: error:
+/// <PREFIX><Name>="<Value>" is not valid: want <Want>`: for knobs a front
+/// must not run without (sizes, planted costs).
+[[noreturn]] void badEnv(const char *Name, const char *Value, const char *Want);
 /// Reads <PREFIX><Name> as a decimal number in [Lo, Hi] into \p Out and
 /// returns true; unset leaves \p Out alone and returns false; any other
 /// value (empty, not a number, out of range) prints one "ignoring ... (want

@@ -9,7 +9,6 @@
 #include "core.h"
 #include "worker.h"
 
-#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -17,7 +16,6 @@
 #include <mutex>
 #include <random>
 #include <string>
-#include <unistd.h>
 
 namespace standin {
 namespace {
@@ -34,22 +32,9 @@ struct PlantedTy {
   uint64_t NextFlipNs = 0;
 };
 
-[[noreturn]] void bad(const char *Var, const char *Value, const char *Want) {
-  std::fprintf(stderr,
-               "kle-standin: error: KLE_STANDIN_%s=\"%s\" is not valid: "
-               "want %s\n",
-               Var, Value, Want);
-  std::fflush(nullptr);
-  _exit(2);
-}
-
 /// \p S as a decimal number in [0, MaxUs] (any number of digits), else false.
 bool number(const std::string &S, uint64_t &Out) {
-  if (S.empty() || S.find_first_not_of("0123456789") != std::string::npos)
-    return false;
-  errno = 0;
-  Out = std::strtoull(S.c_str(), nullptr, 10);
-  return errno == 0 && Out <= MaxUs;
+  return parseDecimal(S.c_str(), MaxUs, Out);
 }
 
 PlantedTy &planted() {
@@ -57,7 +42,7 @@ PlantedTy &planted() {
     auto *P = new PlantedTy();
     if (const char *E = env("COPY_US"); E && *E)
       if (!number(E, P->CopyUs))
-        bad("COPY_US", E, "microseconds, a decimal number from 0 to 10000000");
+        badEnv("COPY_US", E, "microseconds, a decimal number from 0 to 10000000");
     if (const char *E = env("SYNC_NOISE"); E && *E) {
       const char *Want = "LOW:HIGH:PERIOD_MS, decimal numbers (microseconds, "
                          "microseconds, milliseconds from 1), each at most "
@@ -71,7 +56,7 @@ PlantedTy &planted() {
           !number(S.substr(A + 1, B - A - 1), P->High) ||
           !number(S.substr(B + 1), Period) || Period == 0 ||
           P->Low > P->High)
-        bad("SYNC_NOISE", E, Want);
+        badEnv("SYNC_NOISE", E, Want);
       P->Noise = true;
       P->PeriodNs = Period * 1000000;
       P->Rng.seed(cfg().Seed * 31 + 7);
