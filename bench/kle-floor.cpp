@@ -130,10 +130,11 @@ bool FloorTy::check(int Res, const char *What, std::string &Err) {
 }
 
 std::unique_ptr<FloorTy> FloorTy::open(int Ordinal, int LoopTrip,
-                                       std::string &Err) {
+                                       std::string &Err, int Lanes) {
 #ifndef KLE_FLOOR_IMAGE
   (void)Ordinal;
   (void)LoopTrip;
+  (void)Lanes;
   Err = "this program was built without the floor's kernel (bench/ found no "
         "CUDA toolkit nvcc to build kle-floor.cu for sm_90)";
   return nullptr;
@@ -144,6 +145,8 @@ std::unique_ptr<FloorTy> FloorTy::open(int Ordinal, int LoopTrip,
   std::unique_ptr<FloorTy> F(new FloorTy());
   F->Api = Api;
   F->LoopTrip = LoopTrip;
+  F->Streams.assign(Lanes < 1 ? 1 : Lanes > MaxLanes ? MaxLanes : Lanes,
+                    nullptr);
   int Dev = 0;
   if (!F->check(Api->Init(0), "cuInit", Err) ||
       !F->check(Api->DeviceGet(&Dev, Ordinal), "cuDeviceGet", Err) ||
@@ -153,21 +156,22 @@ std::unique_ptr<FloorTy> FloorTy::open(int Ordinal, int LoopTrip,
                 "cuModuleLoadData (the embedded sm_90 floor kernel)", Err) ||
       !F->check(Api->ModuleGetFunction(&F->Fn, F->Module, "kle_floor_kernel"),
                 "cuModuleGetFunction(kle_floor_kernel)", Err) ||
-      // CU_STREAM_NON_BLOCKING, as the CUDA plugin's streams.
-      !F->check(Api->StreamCreate(&F->Stream, 1), "cuStreamCreate", Err) ||
       !F->check(Api->MemAlloc(&F->DevBuf, MaxInFlight * sizeof(long)),
                 "cuMemAlloc", Err) ||
       !F->check(Api->MemAllocHost(reinterpret_cast<void **>(&F->HostBuf),
                                   MaxInFlight * sizeof(long)),
                 "cuMemAllocHost", Err))
     return nullptr; // the destructor frees what was made
+  for (void *&S : F->Streams) // CU_STREAM_NON_BLOCKING, as the plugin's
+    if (!F->check(Api->StreamCreate(&S, 1), "cuStreamCreate", Err))
+      return nullptr;
   for (int I = 0; I < MaxInFlight; ++I)
     F->HostBuf[I] = 0;
   return F;
 #endif
 }
 
-bool FloorTy::enqueue(int Slot, int Blocks, std::string &Err) {
+bool FloorTy::enqueue(void *Stream, int Slot, int Blocks, std::string &Err) {
   CUdeviceptrTy Dst = DevBuf + Slot * sizeof(long);
   int N = LoopTrip;
   void *Params[] = {&N, &Dst};
@@ -180,37 +184,41 @@ bool FloorTy::enqueue(int Slot, int Blocks, std::string &Err) {
                "cuMemcpyDtoHAsync", Err);
 }
 
-bool FloorTy::region(int Blocks, std::string &Err) {
+bool FloorTy::region(int Blocks, std::string &Err, int Lane) {
+  void *S = Streams[Lane];
   return check(Api->CtxSetCurrent(Ctx), "cuCtxSetCurrent", Err) &&
-         enqueue(0, Blocks, Err) &&
-         check(Api->StreamSynchronize(Stream), "cuStreamSynchronize", Err);
+         enqueue(S, Lane, Blocks, Err) &&
+         check(Api->StreamSynchronize(S), "cuStreamSynchronize", Err);
 }
 
 bool FloorTy::batch(int N, int Blocks, std::string &Err) {
   if (!check(Api->CtxSetCurrent(Ctx), "cuCtxSetCurrent", Err))
     return false;
+  void *S = Streams[0];
   for (int K = 0; K < N; ++K) {
-    if (!enqueue(K % MaxInFlight, Blocks, Err))
+    if (!enqueue(S, K % MaxInFlight, Blocks, Err))
       return false;
     if (K % MaxInFlight == MaxInFlight - 1 && K + 1 < N &&
-        !check(Api->StreamSynchronize(Stream), "cuStreamSynchronize", Err))
+        !check(Api->StreamSynchronize(S), "cuStreamSynchronize", Err))
       return false;
   }
-  return check(Api->StreamSynchronize(Stream), "cuStreamSynchronize", Err);
+  return check(Api->StreamSynchronize(S), "cuStreamSynchronize", Err);
 }
 
 FloorTy::~FloorTy() {
   if (!Ctx)
     return;
   Api->CtxSetCurrent(Ctx);
-  if (Stream)
-    Api->StreamSynchronize(Stream);
+  for (void *S : Streams)
+    if (S)
+      Api->StreamSynchronize(S);
   if (HostBuf)
     Api->MemFreeHost(HostBuf);
   if (DevBuf)
     Api->MemFree(DevBuf);
-  if (Stream)
-    Api->StreamDestroy(Stream);
+  for (void *S : Streams)
+    if (S)
+      Api->StreamDestroy(S);
   if (Module)
     Api->ModuleUnload(Module);
   Api->CtxDestroy(Ctx);

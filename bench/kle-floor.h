@@ -15,7 +15,7 @@
 // own context created with the driver's default scheduling (cuCtxCreate
 // flags 0, CU_CTX_SCHED_AUTO; the plugin's primary context is
 // BLOCKING_SYNC), one stream, and the kernel of kle-floor.cu built for sm_90
-// and embedded at build time. Host buffers are pinned (cuMemAllocHost), so
+// and embedded at build time (one stream per host thread). Host buffers are pinned (cuMemAllocHost), so
 // both copies are asynchronous and a region's only wait is one
 // cuStreamSynchronize: the fastest the driver offers.
 //
@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace kle {
 
@@ -63,21 +64,27 @@ public:
   static constexpr int BlockThreads = 128;
   /// Launches in flight at most in a batch (kle-bench's pipelined batch).
   static constexpr int MaxInFlight = 64;
+  /// Host threads that may run regions at once, one lane (stream, slot) each.
+  static constexpr int MaxLanes = MaxInFlight;
 
   /// Opens the floor on CUDA device \p Ordinal (the driver's numbering),
-  /// its kernel running \p LoopTrip iterations (the region's loop).
-  /// Returns nullptr and sets \p Err to one line on any failure (no CUDA
-  /// driver, built without nvcc, the driver refused the context or image).
+  /// its kernel running \p LoopTrip iterations (the region's loop), with
+  /// \p Lanes lanes (1 .. MaxLanes). Returns nullptr and sets \p Err to one
+  /// line on any failure (no CUDA driver, built without nvcc, the driver
+  /// refused the context or image).
   static std::unique_ptr<FloorTy> open(int Ordinal, int LoopTrip,
-                                       std::string &Err);
+                                       std::string &Err, int Lanes = 1);
 
   /// One synchronous region: an 8-byte host-to-device copy, one kernel of
-  /// \p Blocks blocks, the 8-byte copy back, one cuStreamSynchronize.
-  /// Returns false and sets \p Err to one line on a driver error.
-  bool region(int Blocks, std::string &Err);
+  /// \p Blocks blocks, the 8-byte copy back, one cuStreamSynchronize, on
+  /// lane \p Lane (0 .. Lanes - 1: its own stream and slot, so host
+  /// threads on distinct lanes may call this at once). Returns false and
+  /// sets \p Err to one line on a driver error.
+  bool region(int Blocks, std::string &Err, int Lane = 0);
 
-  /// A pipelined batch: \p N regions as above (without their waits, on
-  /// distinct 8-byte slots, at most MaxInFlight in flight), then one wait.
+  /// A pipelined batch on lane 0: \p N regions as above (without their
+  /// waits, on distinct 8-byte slots, at most MaxInFlight in flight), then
+  /// one wait. Not to be called while another thread uses lane 0.
   bool batch(int N, int Blocks, std::string &Err);
 
   /// Frees the buffers, the stream, the module and the context.
@@ -87,12 +94,13 @@ public:
 
 private:
   FloorTy() = default;
-  bool enqueue(int Slot, int Blocks, std::string &Err);
+  bool enqueue(void *Stream, int Slot, int Blocks, std::string &Err);
   bool check(int Res, const char *What, std::string &Err);
 
   const ApiTy *Api = nullptr;
   int LoopTrip = 0;
-  void *Ctx = nullptr, *Module = nullptr, *Fn = nullptr, *Stream = nullptr;
+  void *Ctx = nullptr, *Module = nullptr, *Fn = nullptr;
+  std::vector<void *> Streams;
   unsigned long long DevBuf = 0; // CUdeviceptr
   long *HostBuf = nullptr;
 };

@@ -17,7 +17,9 @@
 // KIND: reduction (one 1-team target region with a cross-team reduction and a
 // tofrom map, completed before the next: the launch that carries a KLE),
 // baseline (the same region without the reduction: no KLE); reduction:T and
-// baseline:T run T teams (1 to 65536) instead; nowait (a
+// baseline:T run T teams (1 to 65536) instead, and a suffix @P (2 to 64) runs
+// them from P host threads at once, each N regions (figures per region of one
+// thread: wall / N, and the process's CPU time / N); nowait (a
 // pipelined batch: N nowait regions, 8 teams, with a reduction, at most 64 in
 // flight, then a taskwait). One region runs first, outside the count, so
 // device and image initialisation are start-up. With SAMPLES, the N regions
@@ -112,11 +114,18 @@ int main(int argc, char **argv) {
   }
   long N = 0, Samples = 0;
   std::string KindArg = argc > 1 ? argv[1] : "";
-  long Teams = 1;
+  long Teams = 1, Threads = 1;
   bool TeamsOk = true;
+  if (size_t At = KindArg.find('@'); At != std::string::npos) {
+    TeamsOk = parseCount(KindArg.c_str() + At + 1, Threads) && Threads >= 2 &&
+              Threads <= kle::FloorTy::MaxLanes;
+    KindArg.resize(At);
+    TeamsOk &= KindArg.rfind("reduction", 0) == 0 ||
+               KindArg.rfind("baseline", 0) == 0;
+  }
   if (size_t Colon = KindArg.find(':'); Colon != std::string::npos) {
-    TeamsOk = parseCount(KindArg.c_str() + Colon + 1, Teams) && Teams >= 1 &&
-              Teams <= 65536;
+    TeamsOk = TeamsOk && parseCount(KindArg.c_str() + Colon + 1, Teams) &&
+              Teams >= 1 && Teams <= 65536;
     KindArg.resize(Colon);
     TeamsOk &= KindArg == "reduction" || KindArg == "baseline";
   }
@@ -131,10 +140,10 @@ int main(int argc, char **argv) {
       !parseCount(argv[2], N) ||
       (argc >= 4 && (!parseCount(argv[3], Samples) || Samples == 0)) ||
       (argc == 5 && !WithFloor)) {
-    std::fprintf(stderr, "usage: launch-cost reduction[:TEAMS]|baseline[:"
-                         "TEAMS]|nowait REGIONS [SAMPLES [floor]] | "
-                         "launch-cost floor REGIONS [SAMPLES] | launch-cost "
-                         "devices\n");
+    std::fprintf(stderr, "usage: launch-cost reduction[:TEAMS][@THREADS]|"
+                         "baseline[:TEAMS][@THREADS]|nowait REGIONS [SAMPLES "
+                         "[floor]] | launch-cost floor REGIONS [SAMPLES] | "
+                         "launch-cost devices\n");
     return 2;
   }
   int Dev = omp_get_default_device();
@@ -152,8 +161,16 @@ int main(int argc, char **argv) {
     long S = 0;
     if (Kind[0] == 'n')
       return nowaitBatch(Dev, Count);
+    if (Threads == 1) {
+      for (long I = 0; I < Count; ++I)
+        S += Kind[0] == 'r' ? reduction(Dev, int(Teams))
+                            : baseline(Dev, int(Teams));
+      return S;
+    }
+#pragma omp parallel num_threads(Threads) reduction(+ : S)
     for (long I = 0; I < Count; ++I)
-      S += Kind[0] == 'r' ? reduction(Dev, int(Teams)) : baseline(Dev, int(Teams));
+      S += Kind[0] == 'r' ? reduction(Dev, int(Teams))
+                          : baseline(Dev, int(Teams));
     return S;
   };
   long Sum = Run(1); // start-up: device and image initialisation
@@ -164,7 +181,7 @@ int main(int argc, char **argv) {
     if (Ordinal < 0)
       Err = "device " + std::to_string(Dev) + " is not a CUDA device";
     else
-      Floor = kle::FloorTy::open(Ordinal, LoopTrip, Err);
+      Floor = kle::FloorTy::open(Ordinal, LoopTrip, Err, int(Threads));
     if (!Floor || !(Kind[0] == 'n' ? Floor->batch(1, 8, Err)
                                    : Floor->region(int(Teams), Err))) {
       std::fprintf(stderr, "launch-cost: error: the floor: %s\n", Err.c_str());
@@ -175,6 +192,21 @@ int main(int argc, char **argv) {
     bool Ok = true;
     if (Kind[0] == 'n')
       Ok = !Count || Floor->batch(static_cast<int>(Count), 8, Err);
+    if (Kind[0] != 'n' && Threads > 1) {
+#pragma omp parallel num_threads(Threads)
+      {
+        std::string E;
+        bool Mine = true;
+        for (long I = 0; Mine && I < Count; ++I)
+          Mine = Floor->region(int(Teams), E, omp_get_thread_num());
+#pragma omp critical
+        if (!Mine) {
+          Ok = false;
+          Err = E;
+        }
+      }
+      Count = 0;
+    }
     for (long I = 0; Ok && Kind[0] != 'n' && I < Count; ++I)
       Ok = Floor->region(int(Teams), Err);
     if (!Ok) {

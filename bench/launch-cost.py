@@ -20,7 +20,7 @@ the stock runs, which the binary's RUNPATH does not override).
       status 1 if a forbidden one is not 0 per region (the regression check
       of test/host/launch_path_calls.test).
   launch-cost.py latency --stock DIR:DIR [--pairs P] [--device host|cuda]
-                         [--kind reduction[:T]|baseline[:T]|nowait]
+                         [--kind reduction[:T][@P]|baseline[:T][@P]|nowait]
       region latency (default: the host device's reduction region): P
       interleaved pairs of processes (fork, stock; the order alternates pair
       by pair), each printing the median of its samples of ns per region and
@@ -316,8 +316,9 @@ def main():
                     help="instructions and calls: where (default both); latency: host "
                          "(default) or cuda (the stand-in, with the floor)")
     ap.add_argument("--kind", default="reduction",
-                    help="latency: the region, reduction[:TEAMS], baseline[:TEAMS] or nowait "
-                         "(default reduction, 1 team)")
+                    help="latency: the region, reduction[:TEAMS][@THREADS], "
+                         "baseline[:TEAMS][@THREADS] (from THREADS host threads at once) or "
+                         "nowait (default reduction, 1 team, 1 thread)")
     ap.add_argument("--launches", default="50,150", help="N1,N2 regions per callgrind run")
     ap.add_argument("--forbid", default="dlsym,strtol")
     ap.add_argument("--repeat", type=int, default=1, help="pairs of runs per row (median)")
@@ -337,11 +338,13 @@ def main():
         # N1 = 0 would leave the first region's one-time work (device and
         # image initialization) in the difference.
         die("--launches wants 1 <= N1 < N2, not %r" % a.launches)
-    k, _, t = a.kind.partition(":")
+    kt, _, p = a.kind.partition("@")
+    k, _, t = kt.partition(":")
     if k not in ("reduction", "baseline", "nowait") or (
-            ":" in a.kind and (k == "nowait" or not t.isdigit() or not 1 <= int(t) <= 65536)):
-        die("--kind wants reduction[:TEAMS], baseline[:TEAMS] (1 to 65536 teams) or nowait, "
-            "not %r" % a.kind)
+            ":" in kt and (k == "nowait" or not t.isdigit() or not 1 <= int(t) <= 65536)) or (
+            "@" in a.kind and (k == "nowait" or not p.isdigit() or not 2 <= int(p) <= 64)):
+        die("--kind wants reduction[:TEAMS][@THREADS], baseline[:TEAMS][@THREADS] (1 to "
+            "65536 teams, 2 to 64 host threads) or nowait, not %r" % a.kind)
     for name in ("repeat", "pairs", "regions", "samples"):
         if getattr(a, name) < 1:
             die("--%s wants a number from 1, not %d" % (name, getattr(a, name)))
