@@ -266,7 +266,7 @@ build() {
     echo "llvm: $KLE_LLVM_VERSION, offload arch: $arch"
     # The CUDA plugin's wait switch (kle-compare --waits): without it the
     # interleaved comparison runs no poll/block variants.
-    echo "wait switch (__kle_bench_set_wait): $(nm -D --defined-only "$bundle.tmp/lib/libomptarget.so.22.1" 2>/dev/null | grep -q ' __kle_bench_set_wait$' && echo yes || echo no)"
+    echo "wait switch (__kle_bench_set_wait): $(nm -D --defined-only "$bundle.tmp/lib/libomptarget.so.22.1" 2>/dev/null | awk '$NF == "__kle_bench_set_wait" {f = 1} END {print f ? "yes" : "no"}')"
     echo "needs: $(needs "$bundle.tmp")"
     (cd "$bundle.tmp" && find . -type f ! -name MANIFEST | sort | xargs sha256sum)
   } > "$bundle.tmp/MANIFEST"

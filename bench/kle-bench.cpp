@@ -15,7 +15,7 @@
 //                           latency, in seconds per launch
 //   SyncBaseline/teams:N    the same kernel shape, team count and 8-byte
 //                           tofrom map, without a reduction: no KLE at all
-//                           (the floor the transports are compared with)
+//                           (the baseline the transports are compared with)
 //   Pipelined{Reduction,Baseline}/launches:N
 //                           N nowait launches then one taskwait; the time is
 //                           reported per launch (items = launches)

@@ -616,7 +616,9 @@ def interleaved(a, env, num, uid, driver, host_only, timer_dir):
     then the distributions, the paired differences and the KLE cost table on
     stdout, and kle-interleaved.json ("paired", "distributions", "kle_cost",
     "samples_ns") and kle-interleaved.csv (the paired rows) in --out, written
-    after each pass. A "paired" entry's "measure" is end_to_end (host clock,
+    after each pass. On a CUDA device the floor (kle-floor.h) is one more
+    unit unless --no-floor: each distribution then has "x_floor" [median,
+    low, high]; every distribution has "cpu_us" and "cpu_per_wall". A "paired" entry's "measure" is end_to_end (host clock,
     pass 1), device_span or kernel_only (kernel timer, pass 2)."""
     np, _ = klebench.require_scipy("kle-compare")
     transports = [t for t in a.transports.split(",")]
