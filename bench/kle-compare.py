@@ -452,7 +452,7 @@ def main():
 
     # After every round the raw samples so far go to kle-compare.rounds.json
     # (written to a temporary name, then renamed), so a run stopped by a time
-    # limit (a lent GPU's lease) still leaves every completed round's figures;
+    # limit still leaves every completed round's figures;
     # the file is removed once the full results are written.
     rounds_file = os.path.join(a.out, "kle-compare.rounds.json")
 
