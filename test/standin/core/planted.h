@@ -12,7 +12,7 @@
 //                        redrawn at random (even odds) about every PERIOD_MS
 //                        milliseconds (uniform in
 //                        [PERIOD_MS/2, 3*PERIOD_MS/2]): a bimodal host, like
-//                        the VM of docs/RESULTS.md's first H200 run
+//                        the H200 VM of docs/results/2026-11-30-h200-1b0682d.md
 // A malformed value ends the process (exit status 2) with one line naming
 // the variable and the expected form, at the front's initialisation: a
 // method test must never run with its plant silently missing.
