@@ -96,7 +96,8 @@ public:
 
   /// A pinned block for a copy back of \p Size bytes to \p Dst, or nullptr
   /// (copy directly): Size is 0 or over the bound, Dst is pinned, or no
-  /// pinned memory could be had. Enqueue the copy into the block, then call
+  /// pinned memory could be had (once \p Alloc failed, it is not called
+  /// again). Enqueue the copy into the block, then call
   /// enqueued(), or release() if enqueuing failed.
   void *take(const void *Dst, size_t Size, AllocFnTy Alloc) {
     if (!Size || Size > Max)
@@ -108,7 +109,11 @@ public:
     }
     unsigned C = sizeClass(Size);
     auto &Free = FreeLists[C];
-    if (Free.empty() && !growLocked(C, Alloc)) {
+    // After one failed pinned allocation, no more are tried: each would be
+    // a failing driver call per copy back.
+    if (Free.empty() && !GrowFailed && !growLocked(C, Alloc))
+      GrowFailed = true;
+    if (Free.empty()) {
       ++Stats.NoMemory;
       return nullptr;
     }
@@ -225,6 +230,7 @@ private:
 
   std::mutex M;
   size_t Max = DefaultCopyBackStagingMax;
+  bool GrowFailed = false;
   std::map<uintptr_t, size_t> Pinned;
   llvm::SmallVector<void *, 64> FreeLists[NumClasses];
   llvm::SmallVector<void *, 4> Slabs;
