@@ -9,6 +9,10 @@
 // RUN: %clang-sm90 %s -ldl -o %t
 // RUN: %standin-env LIBOMPTARGET_CUDA_STREAM_BUSYWAIT=10000000 KLE_STANDIN_DELAY_US=3000:3000 \
 // RUN:   KLE_STANDIN_WAKEUP_US=60:120:50 %run %t 2>&1 | %fcheck %s
+// Bad values of the two knobs: one warning line each, then the default or
+// the maximum; the program runs on.
+// RUN: %standin-env LIBOMPTARGET_CUDA_STREAM_BUSYWAIT=abc LIBOMPTARGET_CUDA_STAGED_COPY_BACK_MAX=100000 \
+// RUN:   %run %t 2>&1 | %fcheck --check-prefix=BAD %s
 #include <dlfcn.h>
 #include <stdio.h>
 
@@ -49,3 +53,7 @@ int main(void) {
 // CHECK-NEXT: set_wait(2000000)=0 value=41 slept=0 wakeups=0
 // CHECK-NEXT: set_wait(0)=0 value=41 slept=1 wakeups=1
 // CHECK: launches={{[0-9]+}} violations=0
+// BAD-DAG: warning: ignoring invalid value 'abc' for LIBOMPTARGET_CUDA_STREAM_BUSYWAIT; using the default
+// BAD-DAG: omptarget warning: LIBOMPTARGET_CUDA_STAGED_COPY_BACK_MAX=100000 is above 65536 bytes; using 65536
+// BAD: set_wait(-1)=0 value=41
+// BAD: launches={{[0-9]+}} violations=0
