@@ -8,9 +8,10 @@
 //===----------------------------------------------------------------------===//
 //
 // A BENCHMARKING HOOK, not an API for applications: it lets bench/kle-bench
-// change the KLE transport of the running process between launches, so that
-// the transports are measured interleaved, at the same moments, in one
-// process (kle-bench --interleave). libomptarget exports two C functions:
+// change the KLE transport (and the CUDA plugin's wait) of the running
+// process between launches, so that they are measured interleaved, at the
+// same moments, in one process (kle-bench --interleave). libomptarget
+// exports three C functions:
 //
 //   int __kle_bench_set_transport(const char *Name, char *Err, size_t Len)
 //       Name: zerocopy, resident, staged, copy, or "" / nullptr (back to each
@@ -31,6 +32,13 @@
 //   uint64_t __kle_bench_kle_path_ns(void)
 //       Host ns spent in the KLE path so far, summed over devices (the
 //       transports' PathNs; 0 unless LIBOMPTARGET_KLE_STATS=1).
+//   int __kle_bench_set_wait(long long BusyWaitUs)
+//       BusyWaitUs >= 0: the CUDA plugin's waits poll for up to that many
+//       microseconds before they block (0: they block at once, upstream's
+//       wait), from the next wait on, in every thread; -1: back to
+//       LIBOMPTARGET_CUDA_STREAM_BUSYWAIT or its default. Returns 0, or 1
+//       and changes nothing for a value below -1. Thread-safe (a wait in
+//       progress keeps the budget it started with).
 //
 // The slot pool is created for every transport (KLETransportTy::init), so it
 // is valid whichever transport a switch selects.
@@ -41,6 +49,8 @@
 #define OFFLOAD_PLUGINS_NEXTGEN_COMMON_KLEBENCHSWITCH_H
 
 #include "KLETransportPolicy.h"
+
+#include <cstdint>
 
 namespace llvm {
 namespace omp {
@@ -60,6 +70,10 @@ void unregisterKLEBenchTransport(KLETransportTy &T);
 /// The transport a launch wants: the one __kle_bench_set_transport selected,
 /// else \p Default. One relaxed atomic load.
 KLETransportKindTy benchKLETransport(KLETransportKindTy Default);
+
+/// The busy-wait budget __kle_bench_set_wait selected (microseconds), or -1:
+/// the plugin's own. One relaxed atomic load.
+int64_t benchWaitBudgetUs();
 
 } // namespace plugin
 } // namespace target

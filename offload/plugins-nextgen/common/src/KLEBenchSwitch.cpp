@@ -116,3 +116,20 @@ __kle_bench_kle_path_ns(void) {
     Sum += R.T->getStats().PathNs;
   return Sum;
 }
+
+namespace {
+/// -1: none selected (the plugin's own budget); else microseconds.
+std::atomic<int64_t> SelectedWaitUs{-1};
+} // namespace
+
+int64_t llvm::omp::target::plugin::benchWaitBudgetUs() {
+  return SelectedWaitUs.load(std::memory_order_relaxed);
+}
+
+extern "C" __attribute__((visibility("default"))) int
+__kle_bench_set_wait(long long BusyWaitUs) {
+  if (BusyWaitUs < -1)
+    return 1;
+  SelectedWaitUs.store(BusyWaitUs, std::memory_order_relaxed);
+  return 0;
+}
