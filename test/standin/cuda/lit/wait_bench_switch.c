@@ -4,10 +4,10 @@
 // synchronous region's wait block and pay the planted wake-up, -1 restores
 // the environment's polling, and -2 is refused without a change. Counts from
 // the stand-in (kle_standin_wait_counts); every stream operation is held
-// 3 ms, so each wait finds its work pending.
+// 20 ms, so each wait finds its work pending.
 // REQUIRES: cuda-standin
 // RUN: %clang-sm90 %s -ldl -o %t
-// RUN: %standin-env LIBOMPTARGET_CUDA_STREAM_BUSYWAIT=10000000 KLE_STANDIN_DELAY_US=3000:3000 \
+// RUN: %standin-env LIBOMPTARGET_CUDA_STREAM_BUSYWAIT=10000000 KLE_STANDIN_DELAY_US=20000:20000 \
 // RUN:   KLE_STANDIN_WAKEUP_US=60:120:50 %run %t 2>&1 | %fcheck %s
 // Bad values of the two knobs: one warning line each, then the default or
 // the maximum; the program runs on.

@@ -2,7 +2,8 @@
 // 60/120 us wake-up for every wait that sleeps under blocking scheduling
 // (the plugin's context is CU_CTX_SCHED_BLOCKING_SYNC), counted per
 // construct by the stand-in (kle_standin_wait_counts). Every stream
-// operation is held 3 ms, so each wait finds its work pending.
+// operation is held 20 ms, so each wait finds its work pending even on a
+// loaded machine.
 //  - POLL (LIBOMPTARGET_CUDA_STREAM_BUSYWAIT=10 s): no wait sleeps; each
 //    small copy back goes into the plugin's pinned staging.
 //  - BLOCK (BUSYWAIT=0, upstream's wait): one wake-up per synchronous
@@ -28,7 +29,7 @@
 // RUN:     p=${cfg%%%%:*}; r=${cfg#*:}; \
 // RUN:     %standin-env LIBOMPTARGET_KLE_TRANSPORT=$t LIBOMPTARGET_KLE_STATS=1 \
 // RUN:       LIBOMPTARGET_CUDA_STREAM_BUSYWAIT=${r%%%%:*} LIBOMPTARGET_CUDA_STAGED_COPY_BACK_MAX=${r#*:} \
-// RUN:       KLE_STANDIN_DELAY_US=3000:3000 KLE_STANDIN_WAKEUP_US=60:120:50 \
+// RUN:       KLE_STANDIN_DELAY_US=20000:20000 KLE_STANDIN_WAKEUP_US=60:120:50 \
 // RUN:       %run %t > %t.$t.$p.out 2>&1 || { cat %t.$t.$p.out; exit 1; }; \
 // RUN:     %fcheck --check-prefixes=CHECK,$p %s < %t.$t.$p.out || { echo "transport $t, $p"; exit 1; }; \
 // RUN:   done; \
