@@ -21,7 +21,7 @@ namespace target {
 namespace plugin {
 
 /// A LIBOMPTARGET_KLE_TRANSPORT value (docs/ENVIRONMENT.md): nullopt if
-/// invalid; nullptr or "" is Auto. Thread-safe, as readKLEEnvInteger().
+/// invalid; nullptr or "" is Auto. Both functions are thread-safe.
 std::optional<KLETransportModeTy> parseKLETransportMode(const char *Value);
 
 struct KLEEnvIntegerTy {

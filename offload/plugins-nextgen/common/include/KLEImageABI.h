@@ -1,4 +1,4 @@
-//===-- KLEImageABI.h - Which kernels of an image read the fork's KLE C++ -*-===//
+//===-- KLEImageABI.h - Which kernels read the fork's KLE -------*- C++ -*-===//
 //
 // Part of kle-offload, a fork of the LLVM Project's offload runtime, under the
 // Apache License v2.0 with LLVM Exceptions.

@@ -51,7 +51,7 @@ public:
   /// failed free warns once and forgets the buffer.
   uint64_t reclaim(KLESlotPoolTy &Pool);
 
-  /// Free every kept buffer (\p KeepMemory: forget only); the failed frees.
+  /// Free (\p KeepMemory: forget) every kept buffer; the failed frees, joined.
   llvm::Error freeAll(bool KeepMemory);
 
   uint64_t getPeakBytes() const;
@@ -64,9 +64,9 @@ private:
   std::atomic<uint64_t> Reserved = 0;
 
   mutable std::mutex Mutex;
-  llvm::SmallPtrSet<void *, 16> Buffers;
-  uint64_t Bytes = 0;     ///< Their total size (Mutex).
-  uint64_t PeakBytes = 0; ///< Its maximum (Mutex).
+  llvm::SmallPtrSet<void *, 16> Buffers; ///< Every kept buffer (Mutex).
+  uint64_t Bytes = 0;                    ///< Their total size (Mutex).
+  uint64_t PeakBytes = 0;                ///< Its maximum (Mutex).
 };
 
 } // namespace kle
