@@ -25,7 +25,7 @@
 #   gpu-tests.plan        what run-gpu.sh runs for each (bench/gpu-tests.py)
 #   lib/                  libomp.so, libomptarget.so.22.1 (CUDA plugin, LLVM
 #                         linked statically: target offload-bundle, patch
-#                         0008) and every other library the binaries need
+#                         0023) and every other library the binaries need
 #                         beyond the C/C++ runtime and the driver
 #   lib/kernel-timer/     bench/kernel-timer's libcuda.so (kernel-only times)
 #   bench/                kle-compare.py, kle-plot.py, klebench.py
@@ -116,7 +116,7 @@ check() {
 # The bundle is what build() wrote: every file the MANIFEST lists is there
 # with that SHA-256, and every program gpu-tests.plan runs is there and
 # executable (run-gpu.sh would otherwise report a missing test only as an
-# exit status 126/127 in gpu-tests.txt, after the lease was spent).
+# exit status 126/127 in gpu-tests.txt, after the GPU time was spent).
 contents_check() {
   local b=$1 bad=0 sum path f n=0 test envs prefixes runs=0
   local -A seen=()
@@ -274,7 +274,7 @@ build() {
   mv "$bundle.tmp" "$bundle"
   kle_note "bundle in $bundle"
   check "$bundle" || kle_die "the bundle failed its checks (see CHECK FAILED above)"
-  echo "Run it on the GPU machine (docs/GPU-RUN.md): bash build/gpu-bundle/run-gpu.sh \"\$OUT\""
+  echo "Run it on the GPU machine (docs/GPU-RUN.md): bash build/gpu-bundle/run-gpu.sh RESULTS_DIR"
 }
 
 verify() {

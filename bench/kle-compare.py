@@ -31,8 +31,8 @@ a host device labelled the stand-in). A failed kle-bench run is reported with
 its exit status and its own error lines, not the stand-in's report lines.
 
 --quick: fewer rounds, two team counts and a shorter --min-time (see
-PROFILES), about 15 s on the stand-in on two cores, still every
-transport's median with its CI; any option given explicitly overrides it.
+PROFILES), about 25 s on the stand-in on two cores with little other
+load, still every transport's median with its CI; any option given explicitly overrides it.
 Before the first run it prints how many kle-bench runs it will make and how
 long that should take (a model of Google Benchmark's run time), and refuses
 a plan estimated at over an hour unless --force is given. During the runs it
@@ -251,7 +251,7 @@ def main():
     ap.add_argument("--bench", default=os.path.join(REPO, "build", "bench", "kle-bench"))
     ap.add_argument("--device", default="auto", help="device number, or auto (first GPU, else host)")
     ap.add_argument("--quick", action="store_true",
-                    help="a short comparison (about 15 s on the stand-in, 2 cores): 5 rounds, "
+                    help="a short comparison (about 25 s on the stand-in, 2 cores): 5 rounds, "
                          "teams 1 and 1024 and the pipelined pair, --min-time 0.05, "
                          "1000 latency samples; explicit options override")
     ap.add_argument("--force", action="store_true",
@@ -437,7 +437,7 @@ def main():
     est = sum(p[3] for p in plan)
     print("kle-compare: %d kle-bench runs (%d rounds x %d transports%s), estimated %s"
           % (len(plan), a.rounds, len(TRANSPORTS),
-             "" if a.quick else "; --quick: about 15 s on the stand-in", hms(est)),
+             "" if a.quick else "; --quick: about 25 s on the stand-in", hms(est)),
           file=sys.stderr, flush=True)
     if est > LONG_S and not a.force:
         die("this plan would take about %s; use --quick, fewer --rounds, a shorter "
@@ -460,7 +460,7 @@ def main():
 
     # After every round the raw samples so far go to kle-compare.rounds.json
     # (written to a temporary name, then renamed), so a run stopped by a time
-    # limit (a lent GPU's lease) still leaves every completed round's figures;
+    # limit still leaves every completed round's figures;
     # the file is removed once the full results are written.
     rounds_file = os.path.join(a.out, "kle-compare.rounds.json")
 

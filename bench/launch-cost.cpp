@@ -8,7 +8,7 @@
 // A plain program for counting the host's work per target region, the same
 // binary run against the fork's or stock LLVM's libraries (bench/
 // launch-cost.py: instructions under callgrind, latency from interleaved
-// pairs of processes; test/host/launch-path-calls.test):
+// pairs of processes; test/host/launch_path_calls.test):
 //
 //   launch-cost KIND N [SAMPLES [floor]]
 //   launch-cost floor N [SAMPLES]

@@ -26,11 +26,11 @@
 # KLE_CUDA_DRIVER (path of libcuda.so.1; default: /usr/local/nvidia/lib64,
 # then ldconfig), KLE_TEST_TIMEOUT (30 s per GPU test run), KLE_RUN_TIMEOUT
 # (120 s per kle-bench run, in the comparison and here), so one hang cannot
-# eat a lease. KLE_AB_ROUNDS (2) interleaved rounds of the DeviceRTL A/B,
+# use up the run's time limit. KLE_AB_ROUNDS (2) interleaved rounds of the DeviceRTL A/B,
 # KLE_AB_MIN_TIME (0.05 s) per benchmark and repetition there. KLE_QUICK=1
 # runs the per-process comparison with kle-compare.py --quick (its
 # benchmarks at 1 and 1024 teams and the pipelined ones only; the time
-# estimate assumes all of them). A plan estimated over one 8-minute call
+# estimate assumes all of them). A plan estimated over 8 minutes (480 s)
 # stops the script before anything runs; KLE_FORCE=1 runs it anyway.
 # All are checked before anything runs; the driver library must
 # load and export cuInit.
@@ -45,8 +45,8 @@
 # stopped by a time limit keeps them.
 # Results: machine.txt, gpu-tests.txt, compare.txt (step 6's tables too),
 # kle-interleaved.json, kle-compare.{json,png}, readpath.json, run.log
-# (8 files: the device tool's return limit; both CSVs are left out, the
-# JSON files have every figure).
+# (8 files, small to carry back; both CSVs are left out, the JSON files
+# have every figure).
 set -uo pipefail
 B=$(cd "$(dirname "$0")" && pwd)
 R=${1:-${OUT:-$PWD/kle-results}}
@@ -67,7 +67,7 @@ step() { echo; echo "== [$(( $(date +%s) - t0 )) s] $*"; }
 command -v python3 >/dev/null || die "python3 is needed for the comparison"
 
 # The tunables, checked before anything runs: a bad value must not cost the
-# lease's GPU tests first.
+# run's GPU tests first.
 rounds=${KLE_ROUNDS:-2} min_time=${KLE_MIN_TIME:-0.05} samples=${KLE_LATENCY_SAMPLES:-1000}
 cycles=${KLE_CYCLES:-1000}
 test_timeout=${KLE_TEST_TIMEOUT:-30} run_timeout=${KLE_RUN_TIMEOUT:-120}
@@ -112,7 +112,7 @@ est=$(awk -v c="$cycles" -v r="$rounds" -v m="$min_time" -v n="$samples" \
   printf "%d %d %d %d %d", 8 + il + pp + 10, il, pp, ab, 8 + il + pp + 10 + ab }')
 read -r est_main est_il est_pp est_ab est_total <<< "$est"
 echo "kle-offload: plan: GPU tests, interleaved comparison ($cycles cycles, 2 passes, about $est_il s), per-process comparison ($rounds rounds, about $est_pp s), KLE stats: about $est_main s on an H200 ($( [ "$est_main" -le 360 ] && echo "within" || echo "OVER") the 6-minute plan); then the DeviceRTL A/B ($ab_rounds rounds) and the read microbenchmark, about $est_ab s: $est_total s in all ($( [ "$est_total" -le 480 ] && echo "within" || echo "OVER") one 8-minute call)"
-# Over the call, the device tool would stop it part-way: refuse it here.
+# Over 8 minutes, a run under a time limit would stop part-way: refuse it here.
 if [ "$est_total" -gt 480 ]; then
   [ "$force" = 1 ] || die "the plan takes about $est_total s on an H200, over one 8-minute call (480 s): lower KLE_CYCLES, KLE_ROUNDS, KLE_MIN_TIME, KLE_LATENCY_SAMPLES, KLE_AB_ROUNDS or KLE_AB_MIN_TIME, or set KLE_FORCE=1 to run it anyway"
   echo "kle-offload: note: KLE_FORCE=1: running a plan over one 8-minute call"
@@ -259,12 +259,12 @@ python3 "$B/bench/kle-compare.py" --bench "$B/bin/kle-bench" \
   --kernel-times "$B/lib/kernel-timer" --timeout "$run_timeout" \
   --out "$R" | tee -a "$R/compare.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || die "kle-compare.py failed"
-rm -f "$R/kle-compare.csv" # the 8-file limit: kle-compare.json has every figure
+rm -f "$R/kle-compare.csv" # 8 files to carry back: kle-compare.json has every figure
 
 step "plot"
 python3 "$B/bench/kle-plot.py" "$R/kle-compare.json" -o "$R/kle-compare.png" \
   || echo "kle-offload: warning: no plot (see above)"
-# The interleaved panels are drawn on the build machine (8-file limit):
+# The interleaved panels are drawn on the build machine (8 files to carry back):
 #   bench/kle-plot.py RESULTS/kle-interleaved.json
 
 step "KLE stats, 1000 synchronous launches per transport"

@@ -18,7 +18,7 @@ log="$KLE_BUILD_DIR/upstream-x86_64.log"
 # Make sure the tests' dependencies (libomptarget, plugins) are current.
 ninja -C "$KLE_BUILD_DIR/offload" omptarget llvm-offload-device-info >/dev/null || kle_die "building libomptarget for the upstream suite failed."
 
-# The suite takes about 4.5 minutes on 2 cores. A pass is remembered against
+# The suite takes several minutes on 2 cores. A pass is remembered against
 # the hash of everything it depends on (the patched source, the runtime
 # libraries under test, the suite's configuration and this gate's data), and
 # a rerun with identical inputs reports that pass instead of running again.

@@ -1,6 +1,6 @@
 // dlclose of a library with offload code must not wait for unrelated tasks
 // of the caller. Upstream's __tgt_unregister_lib (which dlclose runs) never
-// waits for tasks. Patch 0007 finishes deferred target tasks before an image
+// waits for tasks. Patch 0004 finishes deferred target tasks before an image
 // is unregistered, but only at process exit (for the main executable's image,
 // or for any image once the main thread started exiting), so dlclose returns
 // here although the calling

@@ -1,6 +1,6 @@
 // Returning from main with deferred (nowait) target regions not yet waited
 // for: the runtime finishes them before it unregisters the image at exit
-// (patch 0007) instead of crashing in a torn-down libomptarget. Each region
+// (patch 0004) instead of crashing in a torn-down libomptarget. Each region
 // prints once from the host device and stores its sum in static storage; a
 // destructor, which runs after the atexit handlers, prints the total, so the
 // output shows every region ran to completion after main returned.

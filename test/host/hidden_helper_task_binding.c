@@ -1,4 +1,4 @@
-// Stress for patch 0009: host threads of a parallel region keep creating
+// Stress for patch 0005: host threads of a parallel region keep creating
 // target nowait tasks while hidden helper threads run earlier ones, each of
 // which forks a serialized one-team teams region on the host device. Before
 // the patch a new task could be bound to the team and task team its shadow

@@ -2,7 +2,7 @@
 // tasks under every offload policy. With OMP_TARGET_OFFLOAD=DISABLED the
 // runtime returned (omp_interop_none, or at once for a use/destroy of it)
 // before the wait, so the host read after each construct saw the
-// predecessor's write missing (llvm/llvm-project#62627's shape). Patch 0022.
+// predecessor's write missing (llvm/llvm-project#62627's shape). Patch 0011.
 // RUN: %clang-host %s -o %t
 // RUN: env OMP_TARGET_OFFLOAD=DISABLED %run %t 2>&1 | %fcheck %s
 // RUN: env OMP_TARGET_OFFLOAD=DEFAULT %run %t 2>&1 | %fcheck %s

@@ -1,6 +1,6 @@
 // LIBOMPTARGET_INFO must be a whole decimal number that fits the 32-bit info
 // mask, signed or unsigned; anything else prints one warning naming the
-// variable and is ignored (patch 0032). Before, libomptarget parsed it with
+// variable and is ignored (patch 0019). Before, libomptarget parsed it with
 // std::stoi: "99999999999999999999", "4294967295" (all bits, unsigned) and
 // "abc" ended the program with an uncaught std::out_of_range or
 // std::invalid_argument (status 134) before the region, and "12abc" was

@@ -3,7 +3,7 @@
 // libomptarget (RTLD_GLOBAL), then a library with a target region. libomp's
 // omp_get_num_devices entry finds libomptarget's only once it is loaded, so
 // the count is 0 before and the host plugin's devices after; the initial
-// device is that count (patch 0011 reads it from the plugin manager on the
+// device is that count (patch 0007 reads it from the plugin manager on the
 // launch path). A region on device 0 runs on the host plugin's device, one on
 // omp_get_initial_device() on the host itself, under the default and the
 // MANDATORY policy; under OMP_TARGET_OFFLOAD=DISABLED every region runs on
@@ -12,7 +12,7 @@
 // entry cannot find it, so users still see 0 devices, and stock's
 // checkDevice saw 0 too and stopped at the first region ("failure of target
 // construct while offloading is mandatory", under every policy); with patch
-// 0011 the launch path counts libomptarget's own devices and the region
+// 0007 the launch path counts libomptarget's own devices and the region
 // runs on device 0. (What libomp's entry returns after that first region
 // depends on the dynamic loader: here it finds libomptarget's then.)
 // RUN: %clang-host -O2 -fPIC -shared %S/Inputs/region_lib.c -o %t.lib.so

@@ -1,7 +1,7 @@
 // OMPT callbacks of a target region on the host plugin's device, with a tool
 // in the program (ompt_start_tool): the target region's begin and end, its
 // kernel submission, and the tofrom map's transfers, whose initial-device
-// number is omp_get_initial_device() (patch 0011 passes the plugin manager's
+// number is omp_get_initial_device() (patch 0007 passes the plugin manager's
 // count there instead of calling omp_get_initial_device()). Stock LLVM
 // 22.1.8 prints the same lines.
 // RUN: %clang-host -O2 %s -o %t && %run %t | %fcheck %s

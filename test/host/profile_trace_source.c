@@ -1,5 +1,5 @@
 // LIBOMPTARGET_PROFILE traces keep their source locations and details now
-// that patch 0012 builds them only when the profiler is on: the region's
+// that patch 0008 builds them only when the profiler is on: the region's
 // "Runtime: target exe", "Kernel Target", "HostToDev", "DevToHost" and
 // "Runtime: synchronize" sections each carry the region's ident_t string
 // (";file;function;line;column;;") and their details. Without the profiler,

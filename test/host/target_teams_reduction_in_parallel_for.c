@@ -66,7 +66,7 @@ static void run(int nt, int print) {
 int main(void) {
   // run(1) first: a 1-thread parallel region with a target teams region
   // followed by a wider one crashed in __kmpc_fork_teams (th_set_nproc == 0)
-  // before patch 0010 (teams_after_hot_team.c).
+  // before patch 0006 (teams_after_hot_team.c).
   run(1, 0);
   // CHECK: threads=1 iters=2 sum=4096 min=-1 max=177 arr=12033
   run(16, 0);

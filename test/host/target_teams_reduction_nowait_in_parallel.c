@@ -1,11 +1,11 @@
 // Deferred (nowait) target teams reductions issued from 1, 2, 8 and 16 host
 // threads, each waited for with its own taskwait.
-// Before patch 0009 about one run in seven crashed in libomp (SIGSEGV in
+// Before patch 0005 about one run in seven crashed in libomp (SIGSEGV in
 // __kmpc_give_task <- __kmp_push_task <- __kmpc_omp_task): a host thread bound
 // its next target nowait task to the team and task team its shadow hidden
 // helper thread held at that moment, which were a serial team and NULL while
 // that helper ran a (serialized, one-team) host teams region. Before patch
-// 0005 it hung. hidden_helper_task_binding.c is the stress version.
+// 0002 it hung. hidden_helper_task_binding.c is the stress version.
 // RUN: %clang-host -O0 %s -o %t && %run %t | %fcheck %s --match-full-lines
 // RUN: %clang-host -O2 %s -o %t2 && %run %t2 | %fcheck %s --match-full-lines
 // RUN: %clang-nooffload -O2 %s -o %t3 && %run %t3 | %fcheck %s --match-full-lines

@@ -1,4 +1,4 @@
-// Patch 0010: a teams construct whose teams master forks a parallel region
+// Patch 0006: a teams construct whose teams master forks a parallel region
 // leaves that construct's info (th_teams_microtask, th_teams_level,
 // th_teams_size) on the threads of the root's hot team; reused for an
 // ordinary parallel region, they kept it, and a teams construct met by one of

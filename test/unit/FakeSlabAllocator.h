@@ -8,8 +8,8 @@
 //===----------------------------------------------------------------------===//
 //
 // A KLESlabAllocatorTy backed by ordinary host memory that records every live
-// allocation, counts calls, can fail chosen calls, returns deliberately
-// misaligned pointers and can map "device" addresses to a different range.
+// allocation, counts calls, can fail chosen calls and can return
+// deliberately misaligned pointers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,9 +40,7 @@ public:
   };
 
   /// Pointers handed to the pool are (128-byte aligned base) + Misalign.
-  size_t Misalign = 16;
-  /// getDevicePointer(P) returns P + DeviceOffset (0 = unified addressing).
-  uintptr_t DeviceOffset = 0;
+  size_t Misalign = 0;
   /// Fail only the N-th (1-based) allocatePinned / allocateDevice
   /// call; 0 = never.
   unsigned FailPinnedOnCall = 0;
@@ -93,11 +91,6 @@ public:
     std::lock_guard<std::mutex> Lock(Mutex);
     ++DeviceFrees;
     return freeLocked(DevPtr, KindTy::Device);
-  }
-
-  void *getDevicePointer(void *HostPtr) override {
-    return reinterpret_cast<void *>(reinterpret_cast<uintptr_t>(HostPtr) +
-                                    DeviceOffset);
   }
 
   size_t liveCount() const {

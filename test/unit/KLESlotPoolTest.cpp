@@ -32,7 +32,9 @@ namespace {
 
 using KindTy = FakeSlabAllocatorTy::KindTy;
 
-constexpr size_t Align = KLESlotPoolTy::SlotAlignment;
+constexpr size_t Align = 128;
+constexpr size_t SlotSize = KLESlotPoolTy::SlotSize;
+constexpr size_t BlockSize = KLESlotPoolTy::CounterBlockSize;
 
 std::unique_ptr<KLESlotPoolTy> makePool(FakeSlabAllocatorTy &Alloc,
                                         const KLESlotPoolConfigTy &Config) {
@@ -54,81 +56,50 @@ std::string errorMessage(llvm::Error Err) {
 
 uintptr_t addr(const void *P) { return reinterpret_cast<uintptr_t>(P); }
 
-/// A config with one slab of \p N slots and no growth.
-KLESlotPoolConfigTy singleSlab(uint32_t N) {
+/// Slabs of \p First, 2 * \p First, ... up to \p MaxSlab slots, \p Max in
+/// all.
+KLESlotPoolConfigTy geometry(uint32_t First, uint32_t MaxSlab, uint32_t Max) {
   KLESlotPoolConfigTy C;
-  C.InitialSlotsPerSlab = N;
-  C.MaxSlotsPerSlab = N;
-  C.MaxSlabs = 1;
+  C.FirstSlabSlots = First;
+  C.MaxSlabSlots = MaxSlab;
+  C.MaxSlots = Max;
   return C;
+}
+
+/// A config with one slab of \p N slots and no growth.
+KLESlotPoolConfigTy singleSlab(uint32_t N) { return geometry(N, N, N); }
+
+uint64_t fallbacks(const KLESlotPoolTy &Pool, KLEFallbackReasonTy Reason) {
+  return Pool.getStats().getFallbacks(Reason);
+}
+
+uint64_t totalFallbacks(const KLESlotPoolTy &Pool) {
+  uint64_t Sum = 0;
+  for (uint64_t N : Pool.getStats().Fallbacks)
+    Sum += N;
+  return Sum;
 }
 
 TEST(KLESlotPoolTest, ConfigValidation) {
   FakeSlabAllocatorTy Alloc;
   struct CaseTy {
     const char *Field;
-    void (*Mutate)(KLESlotPoolConfigTy &);
+    KLESlotPoolConfigTy Config;
   };
   const CaseTy Cases[] = {
-      {"SlotSize", [](KLESlotPoolConfigTy &C) { C.SlotSize = 0; }},
-      {"SlotSize", [](KLESlotPoolConfigTy &C) { C.SlotSize = 64; }},
-      {"SlotSize", [](KLESlotPoolConfigTy &C) { C.SlotSize = 200; }},
-      {"CounterBlockSize",
-       [](KLESlotPoolConfigTy &C) { C.CounterBlockSize = 0; }},
-      {"CounterBlockSize",
-       [](KLESlotPoolConfigTy &C) { C.CounterBlockSize = 12; }},
-      {"CounterBlockSize",
-       [](KLESlotPoolConfigTy &C) { C.CounterBlockSize = 8192; }},
-      {"InitialSlotsPerSlab",
-       [](KLESlotPoolConfigTy &C) { C.InitialSlotsPerSlab = 0; }},
-      {"GrowthFactor", [](KLESlotPoolConfigTy &C) { C.GrowthFactor = 0; }},
-      {"MaxSlotsPerSlab",
-       [](KLESlotPoolConfigTy &C) {
-         C.InitialSlotsPerSlab = 64;
-         C.MaxSlotsPerSlab = 32;
-       }},
-      {"MaxSlabs", [](KLESlotPoolConfigTy &C) { C.MaxSlabs = 0; }},
-      {"AllocatorAlignment",
-       [](KLESlotPoolConfigTy &C) { C.AllocatorAlignment = 0; }},
-      {"AllocatorAlignment",
-       [](KLESlotPoolConfigTy &C) { C.AllocatorAlignment = 48; }},
-      {"MaxAllocFailureBackoff",
-       [](KLESlotPoolConfigTy &C) {
-         C.AllocFailureBackoff = 10;
-         C.MaxAllocFailureBackoff = 5;
-       }},
-      {"slots",
-       [](KLESlotPoolConfigTy &C) {
-         C.MaxSlotsPerSlab = 1u << 30;
-         C.MaxSlabs = 4;
-       }},
-      {"overflows",
-       [](KLESlotPoolConfigTy &C) {
-         C.SlotSize = size_t(1) << 50;
-         C.MaxSlotsPerSlab = 1u << 20;
-         C.MaxSlabs = 1;
-       }},
+      {"MaxSlots", geometry(64, 4096, 0)},
+      {"MaxSlots", geometry(64, 4096, (1u << 24) + 1)},
+      {"FirstSlabSlots", geometry(0, 4096, 100)},
+      {"MaxSlabSlots", geometry(64, 32, 100)},
   };
   for (const CaseTy &Case : Cases) {
-    KLESlotPoolConfigTy C;
-    Case.Mutate(C);
-    auto PoolOrErr = KLESlotPoolTy::create(Alloc, C);
+    auto PoolOrErr = KLESlotPoolTy::create(Alloc, Case.Config);
     ASSERT_FALSE(static_cast<bool>(PoolOrErr)) << Case.Field;
     std::string Msg = errorMessage(PoolOrErr.takeError());
     EXPECT_NE(Msg.find(Case.Field), std::string::npos) << Msg;
   }
-
-  // Valid configurations, including the defaults and a MaxSlots cap that
-  // makes an otherwise too large pool acceptable.
-  KLESlotPoolConfigTy Defaults;
-  EXPECT_TRUE(makePool(Alloc, Defaults) != nullptr);
-  KLESlotPoolConfigTy Capped;
-  Capped.MaxSlotsPerSlab = 1u << 30;
-  Capped.MaxSlabs = 4;
-  Capped.MaxSlots = 1024;
-  Capped.SlotSize = 256;
-  Capped.AllocatorAlignment = 4096;
-  EXPECT_TRUE(makePool(Alloc, Capped) != nullptr);
+  EXPECT_TRUE(makePool(Alloc, KLESlotPoolConfigTy()) != nullptr);
+  EXPECT_TRUE(makePool(Alloc, geometry(1, 1, 1u << 24)) != nullptr);
   // Creation allocates nothing.
   EXPECT_EQ(Alloc.PinnedCalls + Alloc.DeviceCalls, 0u);
 }
@@ -149,244 +120,154 @@ TEST(KLESlotPoolTest, FallbackReasonNamesAndCallerFallbacks) {
   Pool->noteFallback(KLEFallbackReasonTy::ImageABI);
   Pool->noteFallback(KLEFallbackReasonTy::ImageABI);
   Pool->noteFallback(KLEFallbackReasonTy::TransportDisabled);
-  KLESlotPoolStatsTy S = Pool->getStats();
-  EXPECT_EQ(S.getFallbacks(KLEFallbackReasonTy::RecordReplay), 1u);
-  EXPECT_EQ(S.getFallbacks(KLEFallbackReasonTy::ImageABI), 2u);
-  EXPECT_EQ(S.getFallbacks(KLEFallbackReasonTy::TransportDisabled), 1u);
-  EXPECT_EQ(S.getFallbacks(KLEFallbackReasonTy::PoolExhausted), 0u);
-  EXPECT_EQ(S.getTotalFallbacks(), 4u);
+  EXPECT_EQ(fallbacks(*Pool, KLEFallbackReasonTy::RecordReplay), 1u);
+  EXPECT_EQ(fallbacks(*Pool, KLEFallbackReasonTy::ImageABI), 2u);
+  EXPECT_EQ(fallbacks(*Pool, KLEFallbackReasonTy::TransportDisabled), 1u);
+  EXPECT_EQ(fallbacks(*Pool, KLEFallbackReasonTy::PoolExhausted), 0u);
+  EXPECT_EQ(totalFallbacks(*Pool), 4u);
   EXPECT_EQ(Alloc.PinnedCalls, 0u) << "noteFallback must not allocate";
 }
 
-// Every HostPtr / DevicePtr is 128-byte aligned and every counter block is
-// inside its allocation even though the allocator returns pointers that are
-// only 16 (or 32, 64, 112) bytes past a 128-byte boundary, and the device
-// mapping is not the identity.
-TEST(KLESlotPoolTest, AlignmentWithMisalignedAllocator) {
-  for (size_t Misalign :
-       {size_t(0), size_t(16), size_t(32), size_t(64), size_t(112)}) {
+// Every slot and counter block is 128-byte aligned (the first block of a
+// slab) or 64-byte apart, inside a live allocation, and distinct; each slab
+// is exactly its slots' bytes.
+TEST(KLESlotPoolTest, SlotsAlignedInsideTheirSlabs) {
+  FakeSlabAllocatorTy Alloc;
+  auto Pool = makePool(Alloc, geometry(3, 8, 25));
+  ASSERT_TRUE(Pool);
+  std::vector<KLESlotTy> Taken;
+  // Bounded so a pool that never runs out fails instead of hanging.
+  for (int I = 0; I < 100; ++I) {
+    KLESlotTy S = Pool->take();
+    if (!S.isValid())
+      break;
+    Taken.push_back(S);
+  }
+  ASSERT_EQ(Taken.size(), 3u + 6u + 8u + 8u);
+  std::set<uintptr_t> Hosts, Counters;
+  for (const KLESlotTy &S : Taken) {
+    EXPECT_EQ(addr(S.HostPtr) % Align, 0u);
+    EXPECT_EQ(addr(S.DeviceCounters) % BlockSize, 0u);
+    EXPECT_TRUE(Alloc.findContaining(S.HostPtr, SlotSize, KindTy::Pinned))
+        << "slot not inside a live pinned allocation";
+    EXPECT_TRUE(
+        Alloc.findContaining(S.DeviceCounters, BlockSize, KindTy::Device))
+        << "counter block not inside a live device allocation";
+    Hosts.insert(addr(S.HostPtr));
+    Counters.insert(addr(S.DeviceCounters));
+  }
+  // Distinct and non-overlapping: sorted neighbours are >= size apart.
+  ASSERT_EQ(Hosts.size(), Taken.size());
+  ASSERT_EQ(Counters.size(), Taken.size());
+  for (auto It = Hosts.begin(), Next = std::next(It); Next != Hosts.end();
+       ++It, ++Next)
+    EXPECT_GE(*Next - *It, SlotSize);
+  for (auto It = Counters.begin(), Next = std::next(It);
+       Next != Counters.end(); ++It, ++Next)
+    EXPECT_GE(*Next - *It, BlockSize);
+  EXPECT_EQ(Alloc.PinnedSizes,
+            (std::vector<size_t>{3 * SlotSize, 6 * SlotSize, 8 * SlotSize,
+                                 8 * SlotSize}));
+  EXPECT_EQ(Alloc.DeviceSizes[0], 3 * BlockSize);
+  EXPECT_FALSE(static_cast<bool>(Pool->deinit()));
+  EXPECT_EQ(Alloc.liveCount(), 0u);
+  EXPECT_EQ(Alloc.BadFrees, 0u);
+}
+
+// An allocator that returns memory less than 128-byte aligned gets its slab
+// back and the take falls back, counted as AllocationFailed.
+TEST(KLESlotPoolTest, MisalignedAllocatorFallsBack) {
+  for (size_t Misalign : {size_t(16), size_t(64)}) {
     SCOPED_TRACE("Misalign " + std::to_string(Misalign));
     FakeSlabAllocatorTy Alloc;
     Alloc.Misalign = Misalign;
-    Alloc.DeviceOffset = uintptr_t(1) << 44;
-    KLESlotPoolConfigTy C;
-    C.SlotSize = 256;
-    C.CounterBlockSize = 24;
-    C.InitialSlotsPerSlab = 3;
-    C.GrowthFactor = 2;
-    C.MaxSlotsPerSlab = 8;
-    C.MaxSlabs = 4;
-    C.AllocatorAlignment = 16; // What the fake guarantees.
-    auto Pool = makePool(Alloc, C);
-    ASSERT_TRUE(Pool);
-
-    std::vector<KLESlotTy> Taken;
-    // Bounded so a pool that never runs out fails instead of hanging.
-    for (int I = 0; I < 100; ++I) {
-      KLETakeResultTy R = Pool->take();
-      if (!R)
-        break;
-      Taken.push_back(*R);
-    }
-    ASSERT_EQ(Taken.size(), 3u + 6u + 8u + 8u);
-
-    std::set<uintptr_t> Hosts, Counters;
-    for (const KLESlotTy &S : Taken) {
-      EXPECT_EQ(addr(S.HostPtr) % Align, 0u);
-      EXPECT_EQ(addr(S.DevicePtr) % Align, 0u);
-      EXPECT_EQ(addr(S.DeviceCounters) % 8, 0u);
-      EXPECT_EQ(addr(S.DevicePtr) - addr(S.HostPtr), Alloc.DeviceOffset);
-      EXPECT_TRUE(Alloc.findContaining(S.HostPtr, C.SlotSize, KindTy::Pinned))
-          << "slot not inside a live pinned allocation";
-      EXPECT_TRUE(Alloc.findContaining(S.DeviceCounters, C.CounterBlockSize,
-                                       KindTy::Device))
-          << "counter block not inside a live device allocation";
-      // The fake's "device" memory is host memory: the block must be zero.
-      const unsigned char *Cnt =
-          static_cast<const unsigned char *>(S.DeviceCounters);
-      EXPECT_TRUE(std::all_of(Cnt, Cnt + C.CounterBlockSize,
-                              [](unsigned char B) { return B == 0; }));
-      Hosts.insert(addr(S.HostPtr));
-      Counters.insert(addr(S.DeviceCounters));
-    }
-    // Distinct and non-overlapping: sorted neighbours are >= size apart.
-    ASSERT_EQ(Hosts.size(), Taken.size());
-    ASSERT_EQ(Counters.size(), Taken.size());
-    for (auto It = Hosts.begin(), Next = std::next(It); Next != Hosts.end();
-         ++It, ++Next)
-      EXPECT_GE(*Next - *It, C.SlotSize);
-    for (auto It = Counters.begin(), Next = std::next(It);
-         Next != Counters.end(); ++It, ++Next)
-      EXPECT_GE(*Next - *It, C.CounterBlockSize);
-
-    // Padding is 128 - AllocatorAlignment bytes per allocation.
-    ASSERT_EQ(Alloc.PinnedSizes.size(), 4u);
-    EXPECT_EQ(Alloc.PinnedSizes[0], 3 * 256 + 112u);
-    EXPECT_EQ(Alloc.DeviceSizes[0], 3 * 24 + 112u);
-    EXPECT_FALSE(static_cast<bool>(Pool->deinit()));
-    EXPECT_EQ(Alloc.liveCount(), 0u);
-    EXPECT_EQ(Alloc.BadFrees, 0u);
-  }
-}
-
-// An allocator that promises 128-byte alignment gets exact-size requests; if
-// it breaks the promise the slab is returned and the take falls back.
-TEST(KLESlotPoolTest, AllocatorAlignmentPromise) {
-  {
-    FakeSlabAllocatorTy Alloc;
-    Alloc.Misalign = 0;
-    KLESlotPoolConfigTy C = singleSlab(4);
-    C.AllocatorAlignment = 128;
-    auto Pool = makePool(Alloc, C);
-    ASSERT_TRUE(Pool);
-    ASSERT_TRUE(static_cast<bool>(Pool->take()));
-    EXPECT_EQ(Pool->getStats().BytesPinned, 4 * 128u);
-    EXPECT_EQ(Pool->getStats().BytesDevice, 4 * 64u);
-  }
-  {
-    FakeSlabAllocatorTy Alloc;
-    Alloc.Misalign = 16; // Breaks the promise below.
-    KLESlotPoolConfigTy C = singleSlab(4);
-    C.AllocatorAlignment = 4096;
-    C.AllocFailureBackoff = 0;
-    C.MaxAllocFailureBackoff = 0;
-    auto Pool = makePool(Alloc, C);
-    ASSERT_TRUE(Pool);
-    KLETakeResultTy R = Pool->take();
-    ASSERT_FALSE(static_cast<bool>(R));
-    EXPECT_EQ(R.getFallbackReason(), KLEFallbackReasonTy::AllocationFailed);
-    EXPECT_EQ(Alloc.liveCount(), 0u);
-    EXPECT_EQ(Alloc.BadFrees, 0u);
-    KLESlotPoolStatsTy S = Pool->getStats();
-    EXPECT_EQ(S.AllocationFailures, 1u);
-    EXPECT_EQ(S.SlabsAllocated, 0u);
-    EXPECT_EQ(S.BytesPinned, 0u);
-  }
-  {
-    // Host pointer aligned but the device mapping shifts it by 64 bytes.
-    FakeSlabAllocatorTy Alloc;
-    Alloc.Misalign = 0;
-    Alloc.DeviceOffset = 64;
     auto Pool = makePool(Alloc, singleSlab(4));
     ASSERT_TRUE(Pool);
-    KLETakeResultTy R = Pool->take();
-    ASSERT_FALSE(static_cast<bool>(R));
-    EXPECT_EQ(R.getFallbackReason(), KLEFallbackReasonTy::AllocationFailed);
+    EXPECT_FALSE(Pool->take().isValid());
+    EXPECT_EQ(fallbacks(*Pool, KLEFallbackReasonTy::AllocationFailed), 1u);
+    EXPECT_EQ(Alloc.PinnedCalls, 1u);
     EXPECT_EQ(Alloc.liveCount(), 0u);
+    EXPECT_EQ(Alloc.BadFrees, 0u);
+    EXPECT_EQ(Pool->getStats().SlabsAllocated, 0u);
   }
 }
 
 TEST(KLESlotPoolTest, GeometricGrowthRespectsCaps) {
   FakeSlabAllocatorTy Alloc;
-  KLESlotPoolConfigTy C;
-  C.InitialSlotsPerSlab = 2;
-  C.GrowthFactor = 2;
-  C.MaxSlotsPerSlab = 8;
-  C.MaxSlabs = 5;
-  C.MaxSlots = 20;
-  auto Pool = makePool(Alloc, C);
+  auto Pool = makePool(Alloc, geometry(2, 8, 20));
   ASSERT_TRUE(Pool);
   std::vector<KLESlotTy> Taken;
   for (int I = 0; I < 20; ++I) {
-    KLETakeResultTy R = Pool->take();
-    ASSERT_TRUE(static_cast<bool>(R)) << "take " << I;
-    Taken.push_back(*R);
+    KLESlotTy S = Pool->take();
+    ASSERT_TRUE(S.isValid()) << "take " << I;
+    Taken.push_back(S);
   }
-  // 2 + 4 + 8 + (20 - 14) slots; default AllocatorAlignment pads 127 bytes.
-  const std::vector<size_t> Expected = {2 * 128 + 127, 4 * 128 + 127,
-                                        8 * 128 + 127, 6 * 128 + 127};
-  EXPECT_EQ(Alloc.PinnedSizes, Expected);
-  KLETakeResultTy R = Pool->take();
-  ASSERT_FALSE(static_cast<bool>(R));
-  EXPECT_EQ(R.getFallbackReason(), KLEFallbackReasonTy::PoolExhausted);
-  KLESlotPoolStatsTy S = Pool->getStats();
-  EXPECT_EQ(S.SlabsAllocated, 4u);
-  EXPECT_EQ(S.SlotCapacity, 20u);
-  EXPECT_EQ(S.BytesPinned, 20 * 128 + 4 * 127u);
-  EXPECT_EQ(S.BytesDevice, 20 * 64 + 4 * 127u);
-  EXPECT_EQ(S.BytesPinned, Alloc.liveBytes(KindTy::Pinned));
-  EXPECT_EQ(S.BytesDevice, Alloc.liveBytes(KindTy::Device));
+  // 2 + 4 + 8 + (20 - 14) slots.
+  EXPECT_EQ(Alloc.PinnedSizes,
+            (std::vector<size_t>{2 * SlotSize, 4 * SlotSize, 8 * SlotSize,
+                                 6 * SlotSize}));
+  EXPECT_FALSE(Pool->take().isValid());
+  EXPECT_EQ(fallbacks(*Pool, KLEFallbackReasonTy::PoolExhausted), 1u);
+  EXPECT_EQ(Pool->getStats().SlabsAllocated, 4u);
+  EXPECT_EQ(Alloc.liveBytes(KindTy::Pinned), 20 * SlotSize);
+  EXPECT_EQ(Alloc.liveBytes(KindTy::Device), 20 * BlockSize);
   for (const KLESlotTy &Slot : Taken)
-    EXPECT_EQ(errorMessage(Pool->recycle(Slot)), "");
+    EXPECT_EQ(errorMessage(Pool->recycle(Slot.Id)), "");
 }
 
 TEST(KLESlotPoolTest, ExhaustionWithCap) {
   FakeSlabAllocatorTy Alloc;
-  KLESlotPoolConfigTy C;
-  C.InitialSlotsPerSlab = 4;
-  C.MaxSlots = 8; // Cap: two slabs of 4.
-  auto Pool = makePool(Alloc, C);
+  auto Pool = makePool(Alloc, geometry(4, 4096, 8)); // Two slabs of 4.
   ASSERT_TRUE(Pool);
   std::vector<KLESlotTy> Taken;
   for (int I = 0; I < 8; ++I) {
-    KLETakeResultTy R = Pool->take();
-    ASSERT_TRUE(static_cast<bool>(R));
-    Taken.push_back(*R);
+    Taken.push_back(Pool->take());
+    ASSERT_TRUE(Taken.back().isValid());
   }
   for (int I = 1; I <= 2; ++I) {
-    KLETakeResultTy R = Pool->take(); // The (cap+1)-th take.
-    ASSERT_FALSE(static_cast<bool>(R));
-    EXPECT_EQ(R.getFallbackReason(), KLEFallbackReasonTy::PoolExhausted);
-    EXPECT_EQ(Pool->getStats().getFallbacks(KLEFallbackReasonTy::PoolExhausted),
+    EXPECT_FALSE(Pool->take().isValid()); // The (cap+1)-th take.
+    EXPECT_EQ(fallbacks(*Pool, KLEFallbackReasonTy::PoolExhausted),
               uint64_t(I));
   }
   EXPECT_EQ(Alloc.PinnedCalls, 2u) << "exhaustion must not call the allocator";
 
   KLESlotTy Freed = Taken[5];
-  ASSERT_EQ(errorMessage(Pool->recycle(Freed)), "");
-  KLETakeResultTy R = Pool->take();
-  ASSERT_TRUE(static_cast<bool>(R));
-  EXPECT_EQ(R->HostPtr, Freed.HostPtr);
-  EXPECT_NE(R->Id, Freed.Id) << "a new take must get a new id";
+  ASSERT_EQ(errorMessage(Pool->recycle(Freed.Id)), "");
+  KLESlotTy S = Pool->take();
+  ASSERT_TRUE(S.isValid());
+  EXPECT_EQ(S.HostPtr, Freed.HostPtr);
+  EXPECT_NE(S.Id, Freed.Id) << "a new take must get a new id";
 
-  KLESlotPoolStatsTy S = Pool->getStats();
-  EXPECT_EQ(S.SlotsTaken, 9u);
-  EXPECT_EQ(S.SlotsRecycled, 1u);
-  EXPECT_EQ(S.SlotsInUse, 8u);
-  EXPECT_EQ(S.PeakSlotsInUse, 8u);
-  EXPECT_EQ(S.getTotalFallbacks(), 2u);
+  KLESlotPoolStatsTy Stats = Pool->getStats();
+  EXPECT_EQ(Stats.SlotsInUse, 8u);
+  EXPECT_EQ(Stats.PeakSlotsInUse, 8u);
+  EXPECT_EQ(totalFallbacks(*Pool), 2u);
 }
 
 TEST(KLESlotPoolTest, InjectedPinnedAllocationFailure) {
   FakeSlabAllocatorTy Alloc;
   Alloc.FailPinnedOnCall = 2;
-  KLESlotPoolConfigTy C;
-  C.InitialSlotsPerSlab = 1;
-  C.GrowthFactor = 1;
-  C.MaxSlabs = 4;
-  C.AllocFailureBackoff = 3;
-  auto Pool = makePool(Alloc, C);
+  auto Pool = makePool(Alloc, geometry(1, 1, 4)); // Slabs of one slot.
   ASSERT_TRUE(Pool);
 
-  KLETakeResultTy First = Pool->take();
-  ASSERT_TRUE(static_cast<bool>(First));
-  KLETakeResultTy R = Pool->take(); // Needs slab 2; its allocatePinned fails.
-  ASSERT_FALSE(static_cast<bool>(R));
-  EXPECT_EQ(R.getFallbackReason(), KLEFallbackReasonTy::AllocationFailed);
+  ASSERT_TRUE(Pool->take().isValid());
+  // Needs slab 2; its allocatePinned fails.
+  EXPECT_FALSE(Pool->take().isValid());
   EXPECT_EQ(Alloc.PinnedCalls, 2u);
   EXPECT_EQ(Alloc.DeviceCalls, 1u) << "no device block for a failed slab";
   EXPECT_EQ(Alloc.liveCount(), 2u) << "only slab 1 and its counters live";
 
-  // Backoff: the next 3 growth-needing takes do not call the allocator.
-  for (int I = 0; I < 3; ++I) {
-    KLETakeResultTy B = Pool->take();
-    ASSERT_FALSE(static_cast<bool>(B));
-    EXPECT_EQ(B.getFallbackReason(), KLEFallbackReasonTy::AllocationFailed);
-  }
+  // Backoff: the next 64 growth-needing takes do not call the allocator.
+  for (int I = 0; I < 64; ++I)
+    ASSERT_FALSE(Pool->take().isValid());
   EXPECT_EQ(Alloc.PinnedCalls, 2u);
   // The next growth-needing take retries the allocator and succeeds.
-  KLETakeResultTy Retry = Pool->take();
-  ASSERT_TRUE(static_cast<bool>(Retry));
+  ASSERT_TRUE(Pool->take().isValid());
   EXPECT_EQ(Alloc.PinnedCalls, 3u);
 
-  KLESlotPoolStatsTy S = Pool->getStats();
-  EXPECT_EQ(S.getFallbacks(KLEFallbackReasonTy::AllocationFailed), 4u);
-  EXPECT_EQ(S.AllocationFailures, 1u);
-  EXPECT_EQ(S.SlabsAllocated, 2u);
-  EXPECT_EQ(S.SlotsTaken, 2u);
-  EXPECT_EQ(S.BytesPinned, Alloc.liveBytes(KindTy::Pinned));
-  EXPECT_EQ(S.BytesDevice, Alloc.liveBytes(KindTy::Device));
-
+  EXPECT_EQ(fallbacks(*Pool, KLEFallbackReasonTy::AllocationFailed), 65u);
+  EXPECT_EQ(Pool->getStats().SlabsAllocated, 2u);
+  EXPECT_EQ(Pool->getStats().SlotsInUse, 2u);
   EXPECT_FALSE(static_cast<bool>(Pool->deinit()));
   EXPECT_EQ(Alloc.liveCount(), 0u);
   EXPECT_EQ(Alloc.BadFrees, 0u);
@@ -395,93 +276,77 @@ TEST(KLESlotPoolTest, InjectedPinnedAllocationFailure) {
 TEST(KLESlotPoolTest, InjectedDeviceAllocationFailureFreesPinnedSlab) {
   FakeSlabAllocatorTy Alloc;
   Alloc.FailDeviceOnCall = 1;
-  KLESlotPoolConfigTy C = singleSlab(4);
-  C.AllocFailureBackoff = 0; // Retry on the very next take.
-  C.MaxAllocFailureBackoff = 0;
-  auto Pool = makePool(Alloc, C);
+  auto Pool = makePool(Alloc, singleSlab(4));
   ASSERT_TRUE(Pool);
 
-  KLETakeResultTy R = Pool->take();
-  ASSERT_FALSE(static_cast<bool>(R));
-  EXPECT_EQ(R.getFallbackReason(), KLEFallbackReasonTy::AllocationFailed);
+  EXPECT_FALSE(Pool->take().isValid());
+  EXPECT_EQ(fallbacks(*Pool, KLEFallbackReasonTy::AllocationFailed), 1u);
   EXPECT_EQ(Alloc.PinnedCalls, 1u);
   EXPECT_EQ(Alloc.PinnedFrees, 1u) << "the pinned slab must be freed";
   EXPECT_EQ(Alloc.liveCount(), 0u);
   EXPECT_EQ(Alloc.BadFrees, 0u);
-  KLESlotPoolStatsTy S = Pool->getStats();
-  EXPECT_EQ(S.BytesPinned, 0u);
-  EXPECT_EQ(S.SlabsAllocated, 0u);
+  EXPECT_EQ(Pool->getStats().SlabsAllocated, 0u);
 
-  KLETakeResultTy Retry = Pool->take();
-  ASSERT_TRUE(static_cast<bool>(Retry));
+  // After the backoff window, a take retries and gets the slab.
+  for (int I = 0; I < 64; ++I)
+    ASSERT_FALSE(Pool->take().isValid());
+  ASSERT_TRUE(Pool->take().isValid());
   EXPECT_EQ(Alloc.PinnedCalls, 2u);
   EXPECT_EQ(Alloc.DeviceCalls, 2u);
   EXPECT_EQ(Alloc.liveCount(), 2u);
 }
 
+// The takes that reach a failing allocator are 1, then one after a window of
+// 64, 128, ... skipped takes, the window capped at 65536; a success resets it.
 TEST(KLESlotPoolTest, BackoffDoublesAndResets) {
   FakeSlabAllocatorTy Alloc;
   Alloc.FailAllPinned = true;
-  KLESlotPoolConfigTy C;
-  C.InitialSlotsPerSlab = 1;
-  C.GrowthFactor = 1;
-  C.MaxSlabs = 8;
-  C.AllocFailureBackoff = 2;
-  C.MaxAllocFailureBackoff = 8;
-  auto Pool = makePool(Alloc, C);
+  auto Pool = makePool(Alloc, geometry(1, 1, 16));
   ASSERT_TRUE(Pool);
 
-  // Takes that reach the allocator (1-based): 1, then skip 2, -> 4, skip 4
-  // -> 9, skip 8 -> 18, skip 8 (capped) -> 27.
-  std::vector<unsigned> CallingTakes;
-  for (unsigned T = 1; T <= 30; ++T) {
+  std::vector<uint64_t> Expected = {1};
+  for (uint64_t Window = 64; Expected.size() < 14;
+       Window = std::min<uint64_t>(Window * 2, 65536))
+    Expected.push_back(Expected.back() + Window + 1);
+  std::vector<uint64_t> CallingTakes;
+  for (uint64_t T = 1; T <= Expected.back(); ++T) {
     unsigned Before = Alloc.PinnedCalls;
-    KLETakeResultTy R = Pool->take();
-    ASSERT_FALSE(static_cast<bool>(R));
-    ASSERT_EQ(R.getFallbackReason(), KLEFallbackReasonTy::AllocationFailed);
+    ASSERT_FALSE(Pool->take().isValid());
     if (Alloc.PinnedCalls != Before)
       CallingTakes.push_back(T);
   }
-  EXPECT_EQ(CallingTakes, (std::vector<unsigned>{1, 4, 9, 18, 27}));
-  EXPECT_EQ(Pool->getStats().AllocationFailures, 5u);
+  EXPECT_EQ(CallingTakes, Expected);
+  EXPECT_EQ(fallbacks(*Pool, KLEFallbackReasonTy::AllocationFailed),
+            Expected.back());
   EXPECT_EQ(Alloc.liveCount(), 0u);
 
-  // Recovery: the window left after take 27 is 8; takes 28-30 used 3.
+  // Recovery after the 65536-take window; then a failure opens 64 again.
   Alloc.FailAllPinned = false;
   unsigned Skipped = 0;
-  KLETakeResultTy R = Pool->take();
-  while (!R && Skipped < 100) {
+  while (!Pool->take().isValid() && Skipped < 70000)
     ++Skipped;
-    R = Pool->take();
-  }
-  ASSERT_TRUE(static_cast<bool>(R));
-  EXPECT_EQ(Skipped, 5u);
-  // Success resets the window to AllocFailureBackoff.
+  EXPECT_EQ(Skipped, 65536u);
   Alloc.FailAllPinned = true;
-  EXPECT_FALSE(static_cast<bool>(Pool->take())); // Calls, fails.
+  EXPECT_FALSE(Pool->take().isValid()); // Calls, fails.
   unsigned Calls = Alloc.PinnedCalls;
-  EXPECT_FALSE(static_cast<bool>(Pool->take()));
-  EXPECT_FALSE(static_cast<bool>(Pool->take()));
+  for (int I = 0; I < 64; ++I)
+    EXPECT_FALSE(Pool->take().isValid());
   EXPECT_EQ(Alloc.PinnedCalls, Calls);
-  EXPECT_FALSE(static_cast<bool>(Pool->take()));
+  EXPECT_FALSE(Pool->take().isValid());
   EXPECT_EQ(Alloc.PinnedCalls, Calls + 1);
 }
 
 TEST(KLESlotPoolTest, DeinitWithOutstandingSlots) {
   auto Alloc = std::make_unique<FakeSlabAllocatorTy>();
-  KLESlotPoolConfigTy C;
-  C.InitialSlotsPerSlab = 2;
-  C.MaxSlabs = 4;
-  auto Pool = makePool(*Alloc, C);
+  auto Pool = makePool(*Alloc, geometry(2, 4096, 30));
   ASSERT_TRUE(Pool);
   std::vector<KLESlotTy> Taken;
   for (int I = 0; I < 10; ++I) {
-    KLETakeResultTy R = Pool->take();
-    ASSERT_TRUE(static_cast<bool>(R));
-    Taken.push_back(*R);
+    Taken.push_back(Pool->take());
+    ASSERT_TRUE(Taken.back().isValid());
   }
   for (int I = 0; I < 3; ++I)
-    ASSERT_EQ(errorMessage(Pool->recycle(Taken[I])), "");
+    ASSERT_EQ(errorMessage(Pool->recycle(Taken[I].Id)), "");
   EXPECT_GT(Alloc->liveCount(), 0u);
 
   EXPECT_EQ(errorMessage(Pool->deinit()), "");
@@ -493,18 +358,12 @@ TEST(KLESlotPoolTest, DeinitWithOutstandingSlots) {
   KLESlotPoolStatsTy S = Pool->getStats();
   EXPECT_EQ(S.OutstandingAtDeinit, 7u);
   EXPECT_EQ(S.SlotsInUse, 0u);
-  EXPECT_EQ(S.SlabsLive, 0u);
   EXPECT_EQ(S.SlabsAllocated, 3u); // 2 + 4 + 8 slots.
-  EXPECT_EQ(S.BytesPinned, 0u);
-  EXPECT_EQ(S.BytesDevice, 0u);
 
-  KLETakeResultTy R = Pool->take();
-  ASSERT_FALSE(static_cast<bool>(R));
-  EXPECT_EQ(R.getFallbackReason(), KLEFallbackReasonTy::TransportDisabled);
-  EXPECT_NE(errorMessage(Pool->recycle(Taken[5])), "");
-  EXPECT_NE(errorMessage(Pool->recycle(Taken[0])), "");
-  EXPECT_NE(errorMessage(Pool->recycle(Taken[6].Id)), "");
-  EXPECT_EQ(Pool->getStats().RecycleErrors, 3u);
+  EXPECT_FALSE(Pool->take().isValid());
+  EXPECT_EQ(fallbacks(*Pool, KLEFallbackReasonTy::TransportDisabled), 1u);
+  for (int I : {5, 0, 6})
+    EXPECT_NE(errorMessage(Pool->recycle(Taken[I].Id)), "");
   EXPECT_EQ(errorMessage(Pool->deinit()), "") << "second deinit is a no-op";
   unsigned Frees = Alloc->PinnedFrees;
   Pool.reset(); // The destructor must not free again.
@@ -517,7 +376,7 @@ TEST(KLESlotPoolTest, DestructorFreesEverything) {
   {
     auto Pool = makePool(Alloc, singleSlab(4));
     ASSERT_TRUE(Pool);
-    ASSERT_TRUE(static_cast<bool>(Pool->take()));
+    ASSERT_TRUE(Pool->take().isValid());
     EXPECT_EQ(Alloc.liveCount(), 2u);
   }
   EXPECT_EQ(Alloc.liveCount(), 0u);
@@ -532,29 +391,27 @@ TEST(KLESlotPoolTest, NoReuseBeforeRelease) {
   ASSERT_TRUE(Pool);
   std::vector<KLESlotTy> Held;
   for (int I = 0; I < 8; ++I) {
-    KLETakeResultTy R = Pool->take();
-    ASSERT_TRUE(static_cast<bool>(R));
-    Held.push_back(*R);
+    Held.push_back(Pool->take());
+    ASSERT_TRUE(Held.back().isValid());
   }
   std::set<void *> Distinct;
   for (const KLESlotTy &S : Held)
     Distinct.insert(S.HostPtr);
   ASSERT_EQ(Distinct.size(), 8u);
-  ASSERT_FALSE(static_cast<bool>(Pool->take()));
+  ASSERT_FALSE(Pool->take().isValid());
 
   // "Completion observed" for slots 5, 2, 7, in that order.
   for (int I : {5, 2, 7})
-    ASSERT_EQ(errorMessage(Pool->recycle(Held[I])), "");
+    ASSERT_EQ(errorMessage(Pool->recycle(Held[I].Id)), "");
   for (int I : {7, 2, 5}) {
-    KLETakeResultTy R = Pool->take();
-    ASSERT_TRUE(static_cast<bool>(R));
-    EXPECT_EQ(R->HostPtr, Held[I].HostPtr);
-    EXPECT_EQ(R->DevicePtr, Held[I].DevicePtr);
-    EXPECT_EQ(R->DeviceCounters, Held[I].DeviceCounters);
-    EXPECT_NE(R->Id, Held[I].Id);
-    Held[I] = *R;
+    KLESlotTy S = Pool->take();
+    ASSERT_TRUE(S.isValid());
+    EXPECT_EQ(S.HostPtr, Held[I].HostPtr);
+    EXPECT_EQ(S.DeviceCounters, Held[I].DeviceCounters);
+    EXPECT_NE(S.Id, Held[I].Id);
+    Held[I] = S;
   }
-  ASSERT_FALSE(static_cast<bool>(Pool->take()));
+  ASSERT_FALSE(Pool->take().isValid());
 
   // Randomised: track which slots are held; a take must never return one.
   std::mt19937 Rng(12345);
@@ -565,14 +422,14 @@ TEST(KLESlotPoolTest, NoReuseBeforeRelease) {
     if (!Owned.empty() && (Rng() % 2 || Owned.size() == 8)) {
       auto It = Owned.begin();
       std::advance(It, Rng() % Owned.size());
-      ASSERT_EQ(errorMessage(Pool->recycle(It->second)), "");
+      ASSERT_EQ(errorMessage(Pool->recycle(It->second.Id)), "");
       Owned.erase(It);
     } else {
-      KLETakeResultTy R = Pool->take();
-      ASSERT_TRUE(static_cast<bool>(R)) << "a slot was free";
-      ASSERT_EQ(Owned.count(R->HostPtr), 0u)
+      KLESlotTy S = Pool->take();
+      ASSERT_TRUE(S.isValid()) << "a slot was free";
+      ASSERT_EQ(Owned.count(S.HostPtr), 0u)
           << "slot handed out while still held";
-      Owned[R->HostPtr] = *R;
+      Owned[S.HostPtr] = S;
     }
   }
   EXPECT_EQ(Pool->getStats().SlotsInUse, Owned.size());
@@ -584,22 +441,20 @@ TEST(KLESlotPoolTest, NoReuseBeforeRelease) {
 TEST(KLESlotPoolTest, NewSlotsZeroedAndStateCarried) {
   FakeSlabAllocatorTy Alloc;
   Alloc.PoisonPinned = true;
-  KLESlotPoolConfigTy Config = singleSlab(4);
-  auto Pool = makePool(Alloc, Config);
+  auto Pool = makePool(Alloc, singleSlab(4));
   ASSERT_TRUE(Pool);
-  KLETakeResultTy R = Pool->take();
-  ASSERT_TRUE(static_cast<bool>(R));
-  const unsigned char *Bytes = static_cast<unsigned char *>(R->HostPtr);
-  for (size_t I = 0; I < Config.SlotSize; ++I)
+  KLESlotTy S = Pool->take();
+  ASSERT_TRUE(S.isValid());
+  const unsigned char *Bytes = static_cast<unsigned char *>(S.HostPtr);
+  for (size_t I = 0; I < SlotSize; ++I)
     ASSERT_EQ(Bytes[I], 0u) << "byte " << I << " of a new slot";
-  std::memset(static_cast<char *>(R->HostPtr) + 64, 0x5C, 16);
-  void *Host = R->HostPtr;
-  ASSERT_EQ(errorMessage(Pool->recycle(*R)), "");
-  KLETakeResultTy Again = Pool->take();
-  ASSERT_TRUE(static_cast<bool>(Again));
-  ASSERT_EQ(Again->HostPtr, Host);
+  std::memset(static_cast<char *>(S.HostPtr) + 64, 0x5C, 16);
+  ASSERT_EQ(errorMessage(Pool->recycle(S.Id)), "");
+  KLESlotTy Again = Pool->take();
+  ASSERT_TRUE(Again.isValid());
+  ASSERT_EQ(Again.HostPtr, S.HostPtr);
   for (size_t I = 64; I < 80; ++I)
-    EXPECT_EQ(static_cast<unsigned char *>(Again->HostPtr)[I], 0x5Cu);
+    EXPECT_EQ(static_cast<unsigned char *>(Again.HostPtr)[I], 0x5Cu);
 }
 
 // forEachFreeSlot visits exactly the free slots, each once, never one that is
@@ -617,13 +472,11 @@ TEST(KLESlotPoolTest, ForEachFreeSlotVisitsOnlyFreeSlotsOnce) {
             0u);
   std::vector<KLESlotTy> Held;
   for (int I = 0; I < 8; ++I) {
-    KLETakeResultTy R = Pool->take();
-    ASSERT_TRUE(static_cast<bool>(R));
-    Held.push_back(*R);
+    Held.push_back(Pool->take());
+    ASSERT_TRUE(Held.back().isValid());
   }
   for (int I : {1, 4, 6})
-    ASSERT_EQ(errorMessage(Pool->recycle(Held[I])), "");
-  const uint64_t TakenBefore = Pool->getStats().SlotsTaken;
+    ASSERT_EQ(errorMessage(Pool->recycle(Held[I].Id)), "");
   std::multiset<void *> Visited;
   size_t N = Pool->forEachFreeSlot([&](const KLESlotTy &S) {
     Visited.insert(S.HostPtr);
@@ -633,24 +486,24 @@ TEST(KLESlotPoolTest, ForEachFreeSlotVisitsOnlyFreeSlotsOnce) {
   EXPECT_EQ(N, 3u);
   EXPECT_EQ(Visited, (std::multiset<void *>{Held[1].HostPtr, Held[4].HostPtr,
                                             Held[6].HostPtr}));
-  EXPECT_EQ(Pool->getStats().SlotsTaken, TakenBefore);
   EXPECT_EQ(Pool->getStats().SlotsInUse, 5u);
+  EXPECT_EQ(Pool->getStats().PeakSlotsInUse, 8u);
   // Same order as before the visit (last released on top), with the bytes.
   for (int I : {6, 4, 1}) {
-    KLETakeResultTy R = Pool->take();
-    ASSERT_TRUE(static_cast<bool>(R));
-    EXPECT_EQ(R->HostPtr, Held[I].HostPtr);
+    KLESlotTy S = Pool->take();
+    ASSERT_TRUE(S.isValid());
+    EXPECT_EQ(S.HostPtr, Held[I].HostPtr);
     for (size_t B = 64; B < 80; ++B)
-      EXPECT_EQ(static_cast<unsigned char *>(R->HostPtr)[B], 0xA7u);
-    Held[I] = *R;
+      EXPECT_EQ(static_cast<unsigned char *>(S.HostPtr)[B], 0xA7u);
+    Held[I] = S;
   }
-  EXPECT_FALSE(static_cast<bool>(Pool->take()));
+  EXPECT_FALSE(Pool->take().isValid());
   EXPECT_EQ(Pool->forEachFreeSlot([](const KLESlotTy &) {
     ADD_FAILURE() << "visited a held slot";
   }),
             0u);
   for (const KLESlotTy &S : Held)
-    ASSERT_EQ(errorMessage(Pool->recycle(S)), "");
+    ASSERT_EQ(errorMessage(Pool->recycle(S.Id)), "");
   ASSERT_EQ(errorMessage(Pool->deinit()), "");
   EXPECT_EQ(Pool->forEachFreeSlot([](const KLESlotTy &) {
     ADD_FAILURE() << "visited after deinit";
@@ -662,32 +515,26 @@ TEST(KLESlotPoolTest, ForEachFreeSlotVisitsOnlyFreeSlotsOnce) {
 // the slabs needed for the peak and never again.
 TEST(KLESlotPoolTest, BoundedMemoryOverMillionCycles) {
   FakeSlabAllocatorTy Alloc;
-  KLESlotPoolConfigTy C;
-  C.InitialSlotsPerSlab = 4;
-  C.GrowthFactor = 2;
-  C.MaxSlotsPerSlab = 16;
-  C.MaxSlabs = 8;
-  auto Pool = makePool(Alloc, C);
+  auto Pool = makePool(Alloc, geometry(4, 16, 116));
   ASSERT_TRUE(Pool);
 
   constexpr unsigned Window = 20;
   constexpr unsigned Cycles = 1000000;
   std::deque<KLESlotTy> InFlight;
   for (unsigned I = 0; I < Window; ++I) {
-    KLETakeResultTy R = Pool->take();
-    ASSERT_TRUE(static_cast<bool>(R));
-    InFlight.push_back(*R);
+    InFlight.push_back(Pool->take());
+    ASSERT_TRUE(InFlight.back().isValid());
   }
   unsigned Failures = 0;
   for (unsigned I = 0; I < Cycles; ++I) {
-    KLETakeResultTy R = Pool->take(); // Window + 1 in flight at the peak.
-    if (!R) {
+    KLESlotTy S = Pool->take(); // Window + 1 in flight at the peak.
+    if (!S.isValid()) {
       ++Failures;
       break;
     }
-    InFlight.push_back(*R);
+    InFlight.push_back(S);
     // Completion of the oldest launch observed.
-    if (Pool->recycle(InFlight.front()))
+    if (Pool->recycle(InFlight.front().Id))
       ++Failures;
     InFlight.pop_front();
   }
@@ -697,83 +544,59 @@ TEST(KLESlotPoolTest, BoundedMemoryOverMillionCycles) {
   KLESlotPoolStatsTy S = Pool->getStats();
   EXPECT_EQ(S.PeakSlotsInUse, Window + 1);
   EXPECT_EQ(S.SlabsAllocated, 3u);
-  EXPECT_EQ(S.SlotCapacity, 28u);
-  EXPECT_EQ(S.BytesPinned, 28 * 128 + 3 * 127u);
-  EXPECT_EQ(S.BytesDevice, 28 * 64 + 3 * 127u);
   EXPECT_EQ(Alloc.PinnedCalls, 3u);
-  EXPECT_EQ(Alloc.liveBytes(KindTy::Pinned), S.BytesPinned);
-  EXPECT_EQ(S.SlotsTaken, uint64_t(Window) + Cycles);
-  EXPECT_EQ(S.SlotsRecycled, uint64_t(Cycles));
+  EXPECT_EQ(Alloc.liveBytes(KindTy::Pinned), 28 * SlotSize);
+  EXPECT_EQ(Alloc.liveBytes(KindTy::Device), 28 * BlockSize);
   EXPECT_EQ(S.SlotsInUse, uint64_t(Window));
-  EXPECT_EQ(S.getTotalFallbacks(), 0u);
+  EXPECT_EQ(totalFallbacks(*Pool), 0u);
 }
 
-TEST(KLESlotPoolTest, DoubleAndForeignReleaseAreErrors) {
+TEST(KLESlotPoolTest, DoubleStaleAndForeignRecyclesAreErrors) {
   FakeSlabAllocatorTy Alloc, OtherAlloc;
   auto Pool = makePool(Alloc, singleSlab(4));
   auto Other = makePool(OtherAlloc, singleSlab(4));
   ASSERT_TRUE(Pool && Other);
 
-  KLESlotTy A = *Pool->take();
+  KLESlotTy A = Pool->take();
   ASSERT_TRUE(A.isValid());
-  ASSERT_EQ(errorMessage(Pool->recycle(A)), "");
-  std::string Msg = errorMessage(Pool->recycle(A)); // Double release.
+  ASSERT_EQ(errorMessage(Pool->recycle(A.Id)), "");
+  std::string Msg = errorMessage(Pool->recycle(A.Id)); // Double recycle.
   EXPECT_NE(Msg.find("not in use"), std::string::npos) << Msg;
-  EXPECT_NE(errorMessage(Pool->recycle(A.Id)), ""); // Double, by id.
 
-  // The slot is taken again; a stale copy of the old handle (or id) must not
-  // free it.
-  KLESlotTy B = *Pool->take();
+  // The slot is taken again; a stale copy of the old id must not free it.
+  KLESlotTy B = Pool->take();
   ASSERT_EQ(B.HostPtr, A.HostPtr);
-  EXPECT_NE(errorMessage(Pool->recycle(A)), "");
   EXPECT_NE(errorMessage(Pool->recycle(A.Id)), "");
-  EXPECT_EQ(Pool->getStats().SlotsInUse, 1u) << "stale release freed a slot";
+  EXPECT_EQ(Pool->getStats().SlotsInUse, 1u) << "stale recycle freed a slot";
 
   // A slot of another pool with the same index and take count: rejected by
-  // the pointer check (handle) and by the per-pool generation seed (id).
-  ASSERT_EQ(errorMessage(Other->recycle(*Other->take())), "");
-  KLESlotTy Foreign = *Other->take(); // Index 0, second take, as B.
+  // the per-pool generation seed.
+  ASSERT_EQ(errorMessage(Other->recycle(Other->take().Id)), "");
+  KLESlotTy Foreign = Other->take(); // Index 0, second take, as B.
   ASSERT_EQ(Foreign.Id & 0xffffffffu, B.Id & 0xffffffffu);
   EXPECT_NE(Foreign.Id, B.Id) << "pools must not share id spaces";
-  Msg = errorMessage(Pool->recycle(Foreign));
-  EXPECT_NE(Msg.find("does not belong"), std::string::npos) << Msg;
   EXPECT_NE(errorMessage(Pool->recycle(Foreign.Id)), "");
-  // Forged handles and ids.
-  KLESlotTy Forged = B;
-  Forged.HostPtr = static_cast<char *>(Forged.HostPtr) + 128;
-  EXPECT_NE(errorMessage(Pool->recycle(Forged)), "");
-  Forged = B;
-  Forged.Id = (B.Id & ~uint64_t(0xffffffff)) | 1000;
-  EXPECT_NE(errorMessage(Pool->recycle(Forged)), "");
-  EXPECT_NE(errorMessage(Pool->recycle(Forged.Id)), "");
-  EXPECT_NE(errorMessage(Pool->recycle(KLESlotTy())), "");
+  // Forged ids.
+  Msg = errorMessage(Pool->recycle((B.Id & ~uint64_t(0xffffffff)) | 1000));
+  EXPECT_NE(Msg.find("does not belong"), std::string::npos) << Msg;
   EXPECT_NE(errorMessage(Pool->recycle(KLESlotTy::InvalidId)), "");
-
-  KLESlotPoolStatsTy S = Pool->getStats();
-  EXPECT_EQ(S.RecycleErrors, 11u);
-  EXPECT_EQ(S.SlotsInUse, 1u);
-  EXPECT_EQ(S.SlotsRecycled, 1u);
+  EXPECT_EQ(Pool->getStats().SlotsInUse, 1u);
 
   // Still consistent: the remaining 3 slots are distinct from B and each
-  // other, then the pool is exhausted; releasing everything works once,
-  // half of them by id.
+  // other, then the pool is exhausted; recycling everything works once.
   std::vector<KLESlotTy> All = {B};
   for (int I = 0; I < 3; ++I) {
-    KLETakeResultTy R = Pool->take();
-    ASSERT_TRUE(static_cast<bool>(R));
-    All.push_back(*R);
+    All.push_back(Pool->take());
+    ASSERT_TRUE(All.back().isValid());
   }
   std::set<void *> Distinct;
   for (const KLESlotTy &Slot : All)
     Distinct.insert(Slot.HostPtr);
   EXPECT_EQ(Distinct.size(), 4u);
-  EXPECT_FALSE(static_cast<bool>(Pool->take()));
-  for (size_t I = 0; I < All.size(); ++I)
-    EXPECT_EQ(
-        errorMessage(I % 2 ? Pool->recycle(All[I].Id) : Pool->recycle(All[I])),
-        "");
+  EXPECT_FALSE(Pool->take().isValid());
+  for (const KLESlotTy &Slot : All)
+    EXPECT_EQ(errorMessage(Pool->recycle(Slot.Id)), "");
   EXPECT_EQ(Pool->getStats().SlotsInUse, 0u);
-  EXPECT_EQ(Pool->getStats().SlotsRecycled, 5u);
   EXPECT_EQ(errorMessage(Other->recycle(Foreign.Id)), "");
 }
 
@@ -784,21 +607,16 @@ TEST(KLESlotPoolTest, DoubleAndForeignReleaseAreErrors) {
 // release.
 TEST(KLESlotPoolTest, ConcurrentTakeRelease16Threads) {
   FakeSlabAllocatorTy Alloc;
-  KLESlotPoolConfigTy C;
-  C.InitialSlotsPerSlab = 4;
-  C.GrowthFactor = 2;
-  C.MaxSlotsPerSlab = 16;
-  C.MaxSlabs = 8;
-  C.MaxSlots = 12; // Slabs of 4 + 8; 4 threads holding 3 each exhaust it.
-  auto Pool = makePool(Alloc, C);
+  // Slabs of 4 + 8; 4 threads holding 3 each exhaust it.
+  auto Pool = makePool(Alloc, geometry(4, 16, 12));
   ASSERT_TRUE(Pool);
 
   constexpr unsigned NumThreads = 16;
   constexpr unsigned Iterations = 20000;
   constexpr unsigned HoldMax = 3;
-  constexpr size_t Words = 128 / sizeof(uint64_t);
-  std::atomic<uint64_t> Takes{0}, Fallbacks{0}, OtherFallbacks{0},
-      OwnerConflicts{0}, PatternMismatches{0}, RecycleErrors{0};
+  constexpr size_t Words = SlotSize / sizeof(uint64_t);
+  std::atomic<uint64_t> Takes{0}, Fallbacks{0}, OwnerConflicts{0},
+      PatternMismatches{0}, RecycleErrors{0};
 
   auto Worker = [&](unsigned Tid) {
     std::deque<KLESlotTy> Held;
@@ -813,10 +631,7 @@ TEST(KLESlotPoolTest, ConcurrentTakeRelease16Threads) {
       if (!__atomic_compare_exchange_n(&W[0], &Expected, 0, false,
                                        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
         ++OwnerConflicts;
-      // Exercise both overloads.
-      llvm::Error Err =
-          (S.Id >> 32) % 2 ? Pool->recycle(S.Id) : Pool->recycle(S);
-      if (Err) {
+      if (llvm::Error Err = Pool->recycle(S.Id)) {
         llvm::consumeError(std::move(Err));
         ++RecycleErrors;
       }
@@ -824,16 +639,12 @@ TEST(KLESlotPoolTest, ConcurrentTakeRelease16Threads) {
     for (unsigned It = 0; It < Iterations; ++It) {
       if (Held.size() == HoldMax || (!Held.empty() && (It + Tid) % 3 == 0))
         ReleaseOldest();
-      KLETakeResultTy R = Pool->take();
-      if (!R) {
-        if (R.getFallbackReason() == KLEFallbackReasonTy::PoolExhausted)
-          ++Fallbacks;
-        else
-          ++OtherFallbacks;
+      KLESlotTy S = Pool->take();
+      if (!S.isValid()) {
+        ++Fallbacks;
         continue;
       }
       ++Takes;
-      KLESlotTy S = *R;
       uint64_t *W = static_cast<uint64_t *>(S.HostPtr);
       uint64_t Expected = 0;
       if (!__atomic_compare_exchange_n(&W[0], &Expected, Tid + 1, false,
@@ -856,23 +667,17 @@ TEST(KLESlotPoolTest, ConcurrentTakeRelease16Threads) {
   EXPECT_EQ(OwnerConflicts.load(), 0u);
   EXPECT_EQ(PatternMismatches.load(), 0u);
   EXPECT_EQ(RecycleErrors.load(), 0u);
-  EXPECT_EQ(OtherFallbacks.load(), 0u);
-
   KLESlotPoolStatsTy S = Pool->getStats();
-  EXPECT_EQ(S.SlotsTaken, Takes.load());
-  EXPECT_EQ(S.SlotsRecycled, Takes.load());
   EXPECT_EQ(S.SlotsInUse, 0u);
   EXPECT_EQ(S.getFallbacks(KLEFallbackReasonTy::PoolExhausted),
             Fallbacks.load());
-  EXPECT_EQ(S.getTotalFallbacks(), Fallbacks.load());
-  EXPECT_EQ(S.SlotsTaken + S.getTotalFallbacks(),
-            uint64_t(NumThreads) * Iterations);
+  EXPECT_EQ(totalFallbacks(*Pool), Fallbacks.load());
+  EXPECT_EQ(Takes.load() + Fallbacks.load(), uint64_t(NumThreads) * Iterations);
   EXPECT_LE(S.PeakSlotsInUse, 12u);
   EXPECT_LE(S.SlabsAllocated, 2u);
-  EXPECT_EQ(S.RecycleErrors, 0u);
   std::printf("[ info ] takes %llu, PoolExhausted fallbacks %llu, peak %llu, "
               "slabs %llu\n",
-              (unsigned long long)S.SlotsTaken,
+              (unsigned long long)Takes.load(),
               (unsigned long long)Fallbacks.load(),
               (unsigned long long)S.PeakSlotsInUse,
               (unsigned long long)S.SlabsAllocated);
@@ -880,49 +685,22 @@ TEST(KLESlotPoolTest, ConcurrentTakeRelease16Threads) {
   EXPECT_EQ(Alloc.liveCount(), 0u);
 }
 
-} // namespace
-
-namespace {
-
-TEST(KLESlotPoolConfig, SlabsToReachFollowsTheGrowthRule) {
-  KLESlotPoolConfigTy C; // 64, 128, ..., 4096, then 4096 per slab
-  EXPECT_EQ(slabsToReach(C, 0), 1u);
-  EXPECT_EQ(slabsToReach(C, 64), 1u);
-  EXPECT_EQ(slabsToReach(C, 65), 2u);
-  EXPECT_EQ(slabsToReach(C, 8128), 7u); // 64 + ... + 4096
-  EXPECT_EQ(slabsToReach(C, 8129), 8u);
-  EXPECT_EQ(slabsToReach(C, 110528), 32u); // 8128 + 25 * 4096
-  EXPECT_EQ(slabsToReach(C, 110529), 33u);
-  EXPECT_EQ(slabsToReach(C, uint64_t(1) << 24), 7u + 4095u);
-  C.GrowthFactor = 1;
-  C.InitialSlotsPerSlab = 3;
-  EXPECT_EQ(slabsToReach(C, 10), 4u);
-}
-
-// A LIBOMPTARGET_KLE_MAX_SLOTS cap above what the default MaxSlabs can hold
-// is reachable once MaxSlabs comes from slabsToReach (as KLETransportTy does).
-TEST(KLESlotPoolConfig, LargeMaxSlotsIsReachable) {
+// A LIBOMPTARGET_KLE_MAX_SLOTS cap far above the growth's first slabs is
+// reached exactly, however many slabs it takes, and not exceeded.
+TEST(KLESlotPoolTest, LargeMaxSlotsIsReachable) {
   FakeSlabAllocatorTy Alloc;
-  KLESlotPoolConfigTy Config;
-  Config.InitialSlotsPerSlab = 1;
-  Config.MaxSlotsPerSlab = 4;
-  Config.MaxSlots = 50; // 1 + 2 + 4 + 4 * 11 = 51 >= 50: 14 slabs
-  Config.MaxSlabs = std::max<uint32_t>(Config.MaxSlabs,
-                                       slabsToReach(Config, Config.MaxSlots));
-  EXPECT_EQ(Config.MaxSlabs, 14u);
-  auto Pool = makePool(Alloc, Config);
+  auto Pool = makePool(Alloc, geometry(1, 4, 50)); // 1+2+4+4*10+3: 14 slabs
+  ASSERT_TRUE(Pool);
   std::vector<KLESlotTy> Held;
   for (int I = 0; I < 50; ++I) {
-    KLETakeResultTy T = Pool->take();
-    ASSERT_TRUE(T) << "take " << I;
-    Held.push_back(*T);
+    Held.push_back(Pool->take());
+    ASSERT_TRUE(Held.back().isValid()) << "take " << I;
   }
-  EXPECT_FALSE(Pool->take()); // the cap, not the slab count, stops it
-  EXPECT_EQ(Pool->getStats().getFallbacks(KLEFallbackReasonTy::PoolExhausted),
-            1u);
+  EXPECT_FALSE(Pool->take().isValid());
+  EXPECT_EQ(fallbacks(*Pool, KLEFallbackReasonTy::PoolExhausted), 1u);
   EXPECT_EQ(Pool->getStats().SlabsAllocated, 14u);
   for (const KLESlotTy &S : Held)
-    EXPECT_EQ(errorMessage(Pool->recycle(S)), "");
+    EXPECT_EQ(errorMessage(Pool->recycle(S.Id)), "");
 }
 
 } // namespace

@@ -1,6 +1,6 @@
 #!/bin/sh
 # A kle-bench whose benchmark runs fail from the (KLE_FAIL_AFTER+1)-th on,
-# the way a run stopped in the middle of a comparison (a lent GPU's time
+# the way a run stopped in the middle of a comparison (the run's time
 # limit) ends it: every other call goes to the real kle-bench
 # ($KLE_REAL_BENCH). The count is kept in $KLE_FAIL_COUNTER.
 case "$1" in

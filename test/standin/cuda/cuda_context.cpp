@@ -400,8 +400,22 @@ EXPORT CUresult cuCtxSynchronize() {
     std::lock_guard<std::mutex> L(g().Mtx);
     Ss = CurrentCtx->Streams;
   }
-  for (Stream *S : Ss)
-    drain(S);
+  std::vector<std::pair<Stream *, uint64_t>> Ops;
+  for (Stream *S : Ss) {
+    std::lock_guard<std::mutex> L(S->M);
+    Ops.emplace_back(S, S->Enqueued);
+  }
+  sleepingWait(CurrentCtx, Ops, W_CTX_SYNC);
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuCtxGetFlags(unsigned *Flags) {
+  ENTRY("cuCtxGetFlags");
+  NEED_CTX();
+  if (!Flags)
+    return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::mutex> L(g().Mtx);
+  *Flags = CurrentCtx->Flags;
   return CUDA_SUCCESS;
 }
 

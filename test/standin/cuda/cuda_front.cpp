@@ -131,7 +131,10 @@ void liveReport(const char *At, Ctx *Only) {
       (unsigned long long)standin::violations());
 }
 
-void statsReport() { standin::statsReport(); }
+void statsReport() {
+  standin::statsReport();
+  waitReport();
+}
 
 bool anyCtxAlive() {
   std::lock_guard<std::mutex> L(g().Mtx);

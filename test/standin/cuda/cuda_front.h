@@ -335,6 +335,28 @@ void patchQueuedLaunches(Stream *S, Op &Self, Alloc &Dst, uintptr_t Lo,
 /// Stops and joins every stream worker (library unload).
 void stopStreamWorkers();
 
+/// The host waits that sleep in the driver when the work is not yet
+/// complete; under CU_CTX_SCHED_BLOCKING_SYNC each pays the planted wake-up
+/// (KLE_STANDIN_WAKEUP_US).  cuStreamQuery and cuEventQuery never sleep.
+enum WaitKind {
+  W_STREAM_SYNC,  ///< cuStreamSynchronize
+  W_EVENT_SYNC,   ///< cuEventSynchronize
+  W_CTX_SYNC,     ///< cuCtxSynchronize
+  W_COPY_BACK,    ///< cuMemcpyDtoHAsync into pageable memory
+  W_SYNC_COPY,    ///< cuMemcpy{HtoD,DtoH,DtoD} behind the default stream
+  W_NUM_KINDS
+};
+/// Blocks until every operation {S, Seq} names has completed.  If one was
+/// still pending at the call, the wait sleeps: it is counted under \p K and,
+/// when \p C is scheduled CU_CTX_SCHED_BLOCKING_SYNC, returns only after the
+/// planted wake-up, counted from the last completion.  One wake-up per call.
+void sleepingWait(Ctx *C, const std::vector<std::pair<Stream *, uint64_t>> &Ops,
+                  WaitKind K);
+/// Counts a device-to-host copy by the kind of its destination.
+void countCopyBack(bool Pageable);
+/// "kle-standin: waits ..." lines (STATS=1), when changed since the last.
+void waitReport();
+
 //===----------------------------------------------------------------------===//
 // Contexts and reports (cuda_context.cpp, cuda_front.cpp)
 //===----------------------------------------------------------------------===//

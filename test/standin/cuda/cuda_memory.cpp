@@ -99,6 +99,11 @@ static HostSide classifyHost(uintptr_t P, size_t N, AllocP &A) {
   return HostSide::Pageable;
 }
 
+static bool classifyPageable(uintptr_t P, size_t N) {
+  AllocP A;
+  return classifyHost(P, N, A) == HostSide::Pageable;
+}
+
 // Enqueue (or run synchronously when S == nullptr) a copy of N bytes.
 // Dst/Src are device-visible addresses or host pointers.
 static CUresult doCopy(const char *What, uintptr_t Dst, bool DstIsHostArg,
@@ -171,9 +176,12 @@ static CUresult doCopy(const char *What, uintptr_t Dst, bool DstIsHostArg,
   O->What = What;
   O->Run = Body;
   uint64_t Seq = enqueue(S, O);
-  // D2H into pageable memory returns only once the copy completed.
+  if (DstIsHostArg && !SrcIsHostArg)
+    countCopyBack(DstPageable);
+  // D2H into pageable memory returns only once the copy completed (so once
+  // everything before it on the stream did): a wait that sleeps.
   if (DstPageable)
-    waitFor(S, Seq);
+    sleepingWait(S->C, {{S, Seq}}, W_COPY_BACK);
   return CUDA_SUCCESS;
 }
 
@@ -372,7 +380,15 @@ EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *D, void *P,
 static CUresult syncCopy(const char *What, uintptr_t Dst, bool DH, uintptr_t Src,
                          bool SH, size_t N) {
   NEED_CTX();
-  drain(CurrentCtx->Default);
+  Stream *S = CurrentCtx->Default;
+  uint64_t Tail;
+  {
+    std::lock_guard<std::mutex> L(S->M);
+    Tail = S->Enqueued;
+  }
+  sleepingWait(CurrentCtx, {{S, Tail}}, W_SYNC_COPY);
+  if (DH && !SH)
+    countCopyBack(classifyPageable(Dst, N));
   return doCopy(What, Dst, DH, Src, SH, N, nullptr);
 }
 

@@ -140,6 +140,99 @@ void patchQueuedLaunches(Stream *S, Op &Self, Alloc &Dst, uintptr_t Lo,
 }
 
 
+//===----------------------------------------------------------------------===//
+// Waits that sleep (cuda_front.h)
+//===----------------------------------------------------------------------===//
+
+static const char *const WaitNames[W_NUM_KINDS] = {
+    "cuStreamSynchronize", "cuEventSynchronize", "cuCtxSynchronize",
+    "cuMemcpyDtoHAsync", "cuMemcpy"};
+
+struct WaitCountsTy {
+  std::atomic<uint64_t> Slept[W_NUM_KINDS] = {}, Wakeups[W_NUM_KINDS] = {};
+  std::atomic<uint64_t> CopyBackPageable{0}, CopyBackPinned{0};
+};
+static WaitCountsTy &waitCounts() {
+  static auto *W = new WaitCountsTy(); // leaked: read during exit
+  return *W;
+}
+
+// When operation Seq of S completed (its worker's clock), or now if it is
+// no longer remembered.
+static uint64_t completedAtNs(Stream *S, uint64_t Seq) {
+  std::lock_guard<std::mutex> L(S->M);
+  for (auto It = S->DoneNs.rbegin(); It != S->DoneNs.rend(); ++It)
+    if (It->first == Seq)
+      return It->second;
+  return nowNs();
+}
+
+static bool blockingSync(Ctx *C) {
+  std::lock_guard<std::mutex> L(g().Mtx);
+  return C && (C->Flags & CU_CTX_SCHED_MASK) == CU_CTX_SCHED_BLOCKING_SYNC;
+}
+
+void sleepingWait(Ctx *C, const std::vector<std::pair<Stream *, uint64_t>> &Ops,
+                  WaitKind K) {
+  bool Pending = false;
+  for (auto &[S, Seq] : Ops) {
+    std::lock_guard<std::mutex> L(S->M);
+    Pending |= S->Completed < Seq;
+  }
+  if (!Pending)
+    return; // complete at the call: the driver returns without sleeping
+  uint64_t DoneNs = 0;
+  for (auto &[S, Seq] : Ops) {
+    waitFor(S, Seq);
+    if (Seq)
+      DoneNs = std::max(DoneNs, completedAtNs(S, Seq));
+  }
+  waitCounts().Slept[K]++;
+  if (blockingSync(C) && standin::plantedWakeupOn()) {
+    standin::plantedWakeup(DoneNs ? DoneNs : nowNs());
+    waitCounts().Wakeups[K]++;
+  }
+}
+
+void countCopyBack(bool Pageable) {
+  (Pageable ? waitCounts().CopyBackPageable : waitCounts().CopyBackPinned)++;
+}
+
+void waitReport() {
+  if (!core().Stats)
+    return;
+  WaitCountsTy &W = waitCounts();
+  uint64_t Slept = 0, Wakeups = 0;
+  for (int K = 0; K < W_NUM_KINDS; ++K)
+    Slept += W.Slept[K], Wakeups += W.Wakeups[K];
+  uint64_t Pageable = W.CopyBackPageable, Pinned = W.CopyBackPinned;
+  static std::mutex M;
+  static uint64_t Last[4] = {~0ull, 0, 0, 0};
+  {
+    std::lock_guard<std::mutex> L(M);
+    uint64_t Now[4] = {Slept, Wakeups, Pageable, Pinned};
+    if (!memcmp(Now, Last, sizeof(Now)))
+      return; // nothing new since the last report
+    memcpy(Last, Now, sizeof(Now));
+  }
+  say("waits slept=%llu wakeups=%llu d2h_pageable=%llu d2h_pinned=%llu",
+      (unsigned long long)Slept, (unsigned long long)Wakeups,
+      (unsigned long long)Pageable, (unsigned long long)Pinned);
+  for (int K = 0; K < W_NUM_KINDS; ++K)
+    if (W.Slept[K])
+      say("wait %s slept=%llu wakeups=%llu", WaitNames[K],
+          (unsigned long long)W.Slept[K].load(),
+          (unsigned long long)W.Wakeups[K].load());
+  standin::WakeupStats WS = standin::plantedWakeupStats();
+  if (standin::plantedWakeupOn())
+    say("wakeup planted=%llu:%llu:%llu paid=%llu mean_target_us=%.1f "
+        "mean_realised_us=%.1f total_realised_us=%.1f",
+        (unsigned long long)WS.Low, (unsigned long long)WS.High,
+        (unsigned long long)WS.PeriodMs, (unsigned long long)WS.Count,
+        WS.Count ? WS.TargetNs / 1e3 / WS.Count : 0.0,
+        WS.Count ? WS.RealisedNs / 1e3 / WS.Count : 0.0, WS.RealisedNs / 1e3);
+}
+
 void stopStreamWorkers() {
   std::vector<Stream *> Ss;
   {
@@ -261,7 +354,12 @@ EXPORT CUresult cuStreamSynchronize(CUstream H) {
   Stream *S = streamArg(H, Err);
   if (!S)
     return Err;
-  drain(S);
+  uint64_t Tail;
+  {
+    std::lock_guard<std::mutex> L(S->M);
+    Tail = S->Enqueued;
+  }
+  sleepingWait(S->C, {{S, Tail}}, W_STREAM_SYNC);
   standin::plantedSyncNoise(); // SYNC_NOISE
   return CUDA_SUCCESS;
 }
@@ -352,7 +450,7 @@ EXPORT CUresult cuEventSynchronize(CUevent H) {
   Stream *S;
   uint64_t Seq;
   if (!eventDone(reinterpret_cast<Event *>(H), S, Seq))
-    waitFor(S, Seq);
+    sleepingWait(S->C, {{S, Seq}}, W_EVENT_SYNC);
   return CUDA_SUCCESS;
 }
 
@@ -436,4 +534,19 @@ EXPORT CUresult cuStreamWaitValue32(CUstream S, CUdeviceptr A, uint32_t V,
 }
 EXPORT CUresult cuEventElapsedTime_v2(float *Ms, CUevent S, CUevent E) {
   return cuEventElapsedTime(Ms, S, E); // CUDA 12.8+ cuda.h maps to _v2
+}
+
+// TEST ONLY, not a driver entry point: the wait counters, for programs that
+// compare phases of one run.  Out[0] waits that slept, [1] wake-ups paid,
+// [2] device-to-host copies into pageable memory, [3] into pinned memory,
+// [4] realised wake-up ns in total.  Writes min(N, 5); returns 5.
+EXPORT int kle_standin_wait_counts(unsigned long long *Out, int N) {
+  WaitCountsTy &W = waitCounts();
+  unsigned long long V[5] = {0, 0, W.CopyBackPageable, W.CopyBackPinned,
+                             standin::plantedWakeupStats().RealisedNs};
+  for (int K = 0; K < W_NUM_KINDS; ++K)
+    V[0] += W.Slept[K], V[1] += W.Wakeups[K];
+  for (int I = 0; I < N && I < 5; ++I)
+    Out[I] = V[I];
+  return 5;
 }

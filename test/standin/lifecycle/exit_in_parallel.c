@@ -1,7 +1,7 @@
 // exit() from inside a parallel region (a `single`), right after that thread
 // created nowait teams reductions whose kernels take 100-200 ms: the exit
 // handler must let those target tasks finish before it tears the runtime
-// down. Before patch 0007 covered this case (2026-12-01) the exit handler
+// down. Before patch 0004 covered this case (2026-12-01) the exit handler
 // unregistered the image and deleted the PluginManager while the hidden
 // helper threads had not launched any of them yet; they then ran on the
 // torn-down runtime: SIGSEGV under copy, zerocopy and resident, the stand-in

@@ -2,7 +2,7 @@
 // dlopen are still pending (kernels of 5-20 ms), without a taskwait or a
 // dlclose. The library's exit handler (which unregisters its image) was
 // registered at dlopen, after the main executable's, so it runs first at
-// exit; patch 0007 waited only when the main executable's image was
+// exit; patch 0004 waited only when the main executable's image was
 // unregistered, so the library's image was torn down under its own pending
 // target tasks: "Host ptr ... does not have a matching target pointer" and a
 // fatal error (status 134) under every transport (a new-user trial,

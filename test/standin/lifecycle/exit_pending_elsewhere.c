@@ -5,7 +5,7 @@
 //             called from an undeferred child task (task if(0));
 //   deferred  the initial task created them in serial code, and exit() is
 //             called from a deferred task inside a later parallel region.
-// Patch 0007's taskwait covers only the calling task's children; it now also
+// Patch 0004's taskwait covers only the calling task's children; it now also
 // waits for libomp's process-wide count of unfinished hidden helper tasks
 // (__kmpc_unfinished_hidden_helper_tasks). Before that (found by a new-user
 // trial, 2026-12-01) all three tore the runtime down under the pending tasks:

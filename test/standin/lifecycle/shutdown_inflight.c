@@ -3,7 +3,7 @@
 // Upstream LLVM 22.1.8 crashed here, with and without the stand-in: the
 // program's atexit handler (__tgt_unregister_lib) tore libomptarget down while
 // hidden helper threads still held the deferred target tasks, which then
-// called __tgt_target_kernel on a deleted PluginManager. Patch 0007 waits for
+// called __tgt_target_kernel on a deleted PluginManager. Patch 0004 waits for
 // the calling task's children first; test/host/exit_with_nowait_inflight.c
 // checks the same on the host device.
 // REQUIRES: cuda-standin || hsa-standin

@@ -4,7 +4,7 @@
 // sanitizer-check.sh, KLE_SANITIZERS=seeded). Preloaded (LD_PRELOAD, after
 // the TSan runtime) into programs that run against the ThreadSanitizer build
 // of libomptarget (test/offload-thread). libomptarget calls the slot pool's
-// take() (launch path) and recycle(uint64_t) (synchronize and queryAsync)
+// take() (launch path) and recycle() (launch path, synchronize, queryAsync)
 // through its PLT, so these definitions interpose: each increments the plain,
 // unsynchronised counter kle_seed_pool_race, then calls libomptarget's own
 // definition (dlsym(RTLD_NEXT)). Concurrent launches and completions race on
@@ -45,12 +45,12 @@ void *real(const char *Name) {
 // The member functions' Itanium ABI: a free function taking `this` first has
 // the same calling convention (the hidden return pointer, if any, precedes
 // both).
-using TakeFnTy = kle::KLETakeResultTy (*)(kle::KLESlotPoolTy *);
+using TakeFnTy = kle::KLESlotTy (*)(kle::KLESlotPoolTy *);
 using RecycleFnTy = llvm::Error (*)(kle::KLESlotPoolTy *, uint64_t);
 
-kle::KLETakeResultTy seedTake(kle::KLESlotPoolTy *Pool) asm(
+kle::KLESlotTy seedTake(kle::KLESlotPoolTy *Pool) asm(
     "_ZN3kle13KLESlotPoolTy4takeEv");
-kle::KLETakeResultTy seedTake(kle::KLESlotPoolTy *Pool) {
+kle::KLESlotTy seedTake(kle::KLESlotPoolTy *Pool) {
   static TakeFnTy Real = reinterpret_cast<TakeFnTy>(real(TakeName));
   ++kle_seed_pool_race;
   return Real(Pool);

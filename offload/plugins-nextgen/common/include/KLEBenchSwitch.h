@@ -6,41 +6,14 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
 //===----------------------------------------------------------------------===//
-//
-// A BENCHMARKING HOOK, not an API for applications: it lets bench/kle-bench
-// change the KLE transport of the running process between launches, so that
-// the transports are measured interleaved, at the same moments, in one
-// process (kle-bench --interleave). libomptarget exports two C functions:
-//
-//   int __kle_bench_set_transport(const char *Name, char *Err, size_t Len)
-//       Name: zerocopy, resident, staged, copy, or "" / nullptr (back to each
-//       device's own transport). Returns 0 when every initialised device
-//       uses it from its next launch; otherwise changes nothing, writes one
-//       line into Err (Len bytes, NUL-terminated) and returns
-//         1  unknown name
-//         2  a launch is in flight: some device's pool still holds a slot
-//            (a zerocopy, resident or staged launch that synchronize() or
-//            queryAsync() has not yet seen complete)
-//         3  a device that has slot transports lacks this one (its launches
-//            would fall back to copy); a device with none (the host
-//            plugin's) uses copy whatever is selected and is not asked
-//       Only initialised devices are checked: launch once on each device
-//       first. Copy launches keep no transport state, so one in flight
-//       cannot be affected by a switch. Call it only while no other thread
-//       launches.
-//   uint64_t __kle_bench_kle_path_ns(void)
-//       Host ns spent in the KLE path so far, summed over devices (the
-//       transports' PathNs; 0 unless LIBOMPTARGET_KLE_STATS=1).
-//
-// The slot pool is created for every transport (KLETransportTy::init), so it
-// is valid whichever transport a switch selects.
-//
-//===----------------------------------------------------------------------===//
 
 #ifndef OFFLOAD_PLUGINS_NEXTGEN_COMMON_KLEBENCHSWITCH_H
 #define OFFLOAD_PLUGINS_NEXTGEN_COMMON_KLEBENCHSWITCH_H
 
 #include "KLETransportPolicy.h"
+
+#include <cstddef>
+#include <cstdint>
 
 namespace llvm {
 namespace omp {
@@ -49,21 +22,31 @@ namespace plugin {
 
 class KLETransportTy;
 
-/// KLETransportTy::init: \p T may now be switched; \p ZeroCopy and \p Staged
-/// say which slot transports its device supports (resident needs Staged's
-/// pinned path). Thread-safe.
+/// init/deinit: \p T follows the switch (\p ZeroCopy, \p Staged: its support).
 void registerKLEBenchTransport(KLETransportTy &T, bool ZeroCopy, bool Staged);
-
-/// KLETransportTy::deinit and its destructor: forget \p T (idempotent).
 void unregisterKLEBenchTransport(KLETransportTy &T);
 
-/// The transport a launch wants: the one __kle_bench_set_transport selected,
-/// else \p Default. One relaxed atomic load.
-KLETransportKindTy benchKLETransport(KLETransportKindTy Default);
+/// The CUDA plugin's busy-wait budget __kle_bench_set_wait selected (µs), or
+/// -1: the plugin's own. One relaxed atomic load.
+int64_t benchWaitBudgetUs();
 
 } // namespace plugin
 } // namespace target
 } // namespace omp
 } // namespace llvm
+
+extern "C" {
+/// For kle-bench (patch 0024): every device launches \p Name (zerocopy,
+/// resident, staged, copy; null or "": its own) from now, or, changing
+/// nothing, writes \p Err (\p Len bytes) and returns 1: bad name, 2: a slot
+/// is held, 3: a device lacks it. Must not race a launch.
+int __kle_bench_set_transport(const char *Name, char *Err, size_t Len);
+/// Host ns in the KLE path, all devices (LIBOMPTARGET_KLE_STATS=1; else 0).
+uint64_t __kle_bench_kle_path_ns(void);
+/// The CUDA plugin's waits poll up to \p BusyWaitUs µs before they block (0:
+/// block at once), from the next wait in every thread; -1: back to
+/// LIBOMPTARGET_CUDA_STREAM_BUSYWAIT. Returns 0, or 1 (no change) below -1.
+int __kle_bench_set_wait(long long BusyWaitUs);
+}
 
 #endif // OFFLOAD_PLUGINS_NEXTGEN_COMMON_KLEBENCHSWITCH_H

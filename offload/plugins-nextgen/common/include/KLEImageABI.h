@@ -1,4 +1,4 @@
-//===-- KLEImageABI.h - Which kernels of an image read the fork's KLE C++ -*-===//
+//===-- KLEImageABI.h - Which kernels read the fork's KLE -------*- C++ -*-===//
 //
 // Part of kle-offload, a fork of the LLVM Project's offload runtime, under the
 // Apache License v2.0 with LLVM Exceptions.
@@ -6,30 +6,49 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
 //===----------------------------------------------------------------------===//
-//
-// The per-kernel proof that an image's reduction kernels were built with the
-// fork's DeviceRTL, as a pure function over the image bytes (no device, no
-// state; thread-safe). Why a proof per kernel: docs/DESIGN.md, "The image
-// ABI".
-//
-//===----------------------------------------------------------------------===//
 
 #ifndef OFFLOAD_PLUGINS_NEXTGEN_COMMON_KLEIMAGEABI_H
 #define OFFLOAD_PLUGINS_NEXTGEN_COMMON_KLEIMAGEABI_H
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/MemoryBufferRef.h"
+
+#include <atomic>
+#include <mutex>
+
+namespace llvm::omp::target::plugin {
+struct GenericDeviceTy;
+class DeviceImageTy;
+} // namespace llvm::omp::target::plugin
 
 namespace kle {
 
-/// Does \p Image hold an offload kernel with a cross-team reduction (its
-/// kernel environment has a non-zero ReductionDataSize and
-/// ReductionBufferLength) whose text, or the text of a function it calls
-/// (followed through call relocations, by section), has no relocation
-/// against KLE_ABI_VERSION_SYMBOL? Only nvptx images (ELF64, EM_CUDA) are
-/// examined: an AMDGPU image links the DeviceRTL once, so its one global
-/// covers the whole image. Returns false for an image that is not such an
-/// ELF file, true wherever the parse cannot establish the answer.
+/// Does nvptx \p Image (ELF64, EM_CUDA) hold a cross-team reduction kernel
+/// whose text, or a callee's (through call relocations), has no relocation
+/// against KLE_ABI_VERSION_SYMBOL? False for any other image, true where the
+/// parse cannot tell. Pure; thread-safe (docs/DESIGN.md, "The image ABI").
 bool imageHasStockReductionKernel(llvm::MemoryBufferRef Image);
+
+/// Per device: may zerocopy be used for the kernels of an image? Thread-safe;
+/// forget() must not race with a launch of the same image.
+class KLEImageABICacheTy {
+public:
+  /// Does \p Image export KLE_ABI_VERSION_SYMBOL equal to KLE_ABI_VERSION
+  /// and have no stock reduction kernel? Asked once per image; lock-free
+  /// while launches come from the image that answered last.
+  bool speaksForkABI(llvm::omp::target::plugin::GenericDeviceTy &Device,
+                     llvm::omp::target::plugin::DeviceImageTy &Image);
+
+  /// \p Image is unloaded: one loaded later at its address is asked afresh.
+  void forget(const llvm::omp::target::plugin::DeviceImageTy &Image);
+
+private:
+  using ImageTy = llvm::omp::target::plugin::DeviceImageTy;
+  std::mutex Mutex;
+  llvm::DenseMap<const ImageTy *, bool> Answers; ///< Guarded by Mutex.
+  std::atomic<const ImageTy *> LastYes = nullptr; ///< Read without a lock.
+  std::atomic<const ImageTy *> LastNo = nullptr;
+};
 
 } // namespace kle
 

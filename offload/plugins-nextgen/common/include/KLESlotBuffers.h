@@ -6,13 +6,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
 //===----------------------------------------------------------------------===//
-//
-// The teams-reduction buffers that slots keep from one launch to the next, so
-// that a slot transport allocates nothing at steady state; their reservation
-// against a total bound, and their reclaim when a device allocation fails.
-// The rules: docs/DESIGN.md, "Reduction buffers".
-//
-//===----------------------------------------------------------------------===//
 
 #ifndef OFFLOAD_PLUGINS_NEXTGEN_COMMON_KLESLOTBUFFERS_H
 #define OFFLOAD_PLUGINS_NEXTGEN_COMMON_KLESLOTBUFFERS_H
@@ -33,56 +26,47 @@ struct AsyncInfoWrapperTy;
 
 namespace kle {
 
-/// Per device. Thread-safe: get() and reclaim() may run concurrently;
-/// freeAll() must not race with them.
+/// The teams-reduction buffers slots keep between launches, within a bound
+/// (docs/DESIGN.md, "Reduction buffers"). Per device. Thread-safe: get() and
+/// reclaim() may run concurrently; freeAll() must not race with them.
 class KLESlotBufferCacheTy {
 public:
   explicit KLESlotBufferCacheTy(
       llvm::omp::target::plugin::GenericDeviceTy &Device)
       : Device(Device) {}
 
-  /// Bound a kept buffer to \p SlotLimit bytes and all kept buffers together
-  /// to \p TotalLimit bytes (0: keep none). Call before the first get().
+  /// Bytes of one kept buffer, and of all (0: keep none). Before any get().
   void setLimits(uint64_t SlotLimit, uint64_t TotalLimit) {
     this->SlotLimit = SlotLimit;
     this->TotalLimit = TotalLimit;
   }
 
-  /// A reduction buffer of \p Bytes device bytes for one launch. With a
-  /// \p Slot (held by the caller until the launch completes) and within both
-  /// limits, the slot's kept buffer, allocated or grown here; otherwise a
-  /// buffer freed after synchronization of \p AsyncInfoWrapper, as upstream.
+  /// \p Bytes of device memory for one launch: \p Slot's kept buffer (grown
+  /// if needed) within the limits, else one freed after synchronization.
   llvm::Expected<void *>
   get(const KLESlotTy *Slot, uint64_t Bytes,
       llvm::omp::target::plugin::AsyncInfoWrapperTy &AsyncInfoWrapper);
 
-  /// A device allocation failed: free the buffers that the free slots of
-  /// \p Pool keep (a slot in use keeps its own: a pending kernel may read
-  /// it). Returns the bytes freed. A failed free is reported once and the
-  /// buffer forgotten.
+  /// Free the buffers \p Pool's free slots keep; returns the bytes freed. A
+  /// failed free warns once and forgets the buffer.
   uint64_t reclaim(KLESlotPoolTy &Pool);
 
-  /// Free every kept buffer, or, with \p KeepMemory (launches outstanding),
-  /// only forget them. Returns the failed frees, joined.
+  /// Free (\p KeepMemory: forget) every kept buffer; the failed frees, joined.
   llvm::Error freeAll(bool KeepMemory);
 
-  /// Peak bytes of the kept buffers.
   uint64_t getPeakBytes() const;
 
 private:
   llvm::omp::target::plugin::GenericDeviceTy &Device;
   uint64_t SlotLimit = 0;
   uint64_t TotalLimit = 0;
-  /// Bytes reserved against TotalLimit (compare-exchange before a buffer is
-  /// allocated), so the bound holds exactly without Mutex.
+  /// Reserved against TotalLimit before allocating: exact without Mutex.
   std::atomic<uint64_t> Reserved = 0;
 
-  /// Every kept buffer, for freeAll() (changes only when a buffer is created,
-  /// grown or reclaimed).
   mutable std::mutex Mutex;
-  llvm::SmallPtrSet<void *, 16> Buffers;
-  uint64_t Bytes = 0;     ///< Their total size (Mutex).
-  uint64_t PeakBytes = 0; ///< Its maximum (Mutex).
+  llvm::SmallPtrSet<void *, 16> Buffers; ///< Every kept buffer (Mutex).
+  uint64_t Bytes = 0;                    ///< Their total size (Mutex).
+  uint64_t PeakBytes = 0;                ///< Its maximum (Mutex).
 };
 
 } // namespace kle

@@ -6,13 +6,6 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
 //===----------------------------------------------------------------------===//
-//
-// The layout of a KLE slot's pinned host bytes (KLESlotTy::HostPtr) as the
-// transport uses them. Only KLE is ever read by the device or copied to it;
-// the rest is host-private state that lives in the slot from one holder to
-// the next. The pool creates slots zeroed, so every field starts at zero.
-//
-//===----------------------------------------------------------------------===//
 
 #ifndef OFFLOAD_PLUGINS_NEXTGEN_COMMON_KLESLOTHOSTSTATE_H
 #define OFFLOAD_PLUGINS_NEXTGEN_COMMON_KLESLOTHOSTSTATE_H
@@ -26,27 +19,22 @@
 
 namespace kle {
 
-/// One slot's host bytes. Accessed only by the slot's holder (no lock).
+/// A slot's pinned host bytes (KLESlotTy::HostPtr), zero when the slot is
+/// new. Only KLE reaches the device; the rest is host state kept from one
+/// holder to the next. Accessed only by the slot's holder (no lock).
 struct KLESlotHostStateTy {
-  /// The KLE: read in place by the device (zerocopy, in the fork's layout) or
-  /// the source of a host-to-device copy (staged; resident's writes).
+  /// Read in place by the device (zerocopy, the fork's layout) or copied to
+  /// it (staged; resident's writes).
   KernelLaunchEnvironmentTy KLE;
-  /// Never written, so zero for the slab's life: the source of zerocopy's
-  /// stream-ordered zeroing of the slot's device counter block.
-  uint8_t Zeros[48];
-  /// The reduction buffer the slot keeps (nullptr: none) and its size in
-  /// bytes (KLESlotBufferCacheTy).
-  void *Buffer;
+  uint8_t Zeros[48]; ///< Never written: source of zerocopy's counter zeroing.
+  void *Buffer;      ///< The kept reduction buffer (KLESlotBufferCacheTy).
   uint64_t BufferBytes;
-  /// Resident: the ReductionBuffer that the slot's device KLE holds (nullptr:
-  /// never written, or the last write failed).
-  void *ResidentBuffer;
-  /// Zerocopy: non-zero once the zeroing of the counter block was queued.
-  uint64_t CountersZeroed;
+  void *ResidentBuffer;    ///< Resident: what the device KLE holds, or null.
+  uint64_t CountersZeroed; ///< Zerocopy: the zeroing was queued.
 };
 
-static_assert(sizeof(KLESlotHostStateTy) <= KLESlotPoolTy::SlotAlignment,
-              "the host state must fit in the smallest slot the pool makes");
+static_assert(sizeof(KLESlotHostStateTy) <= KLESlotPoolTy::SlotSize,
+              "the host state must fit in a slot");
 static_assert(offsetof(KLESlotHostStateTy, KLE) == 0 &&
                   sizeof(KernelLaunchEnvironmentTy) == KLESize,
               "the KLE must start the slot: dyn_ptr is the slot's address");

@@ -6,21 +6,13 @@
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
 //===----------------------------------------------------------------------===//
-//
-// The generic-layer policy for passing the kernel launch environment (KLE,
-// the kernel's implicit argument dyn_ptr) of kernels with a cross-team
-// reduction: one KLETransportTy per device, owned by GenericDeviceTy. The
-// transports (copy, staged, zerocopy, resident) and the rules: docs/DESIGN.md;
-// the sequence from launch to recycle: docs/ARCHITECTURE.md.
-//
-//===----------------------------------------------------------------------===//
 
 #ifndef OFFLOAD_PLUGINS_NEXTGEN_COMMON_KLETRANSPORT_H
 #define OFFLOAD_PLUGINS_NEXTGEN_COMMON_KLETRANSPORT_H
 
 #include "KLEDeviceSlabAllocator.h"
 #include "KLEEnvironment.h"
-#include "KLEImageABICache.h"
+#include "KLEImageABI.h"
 #include "KLESlotBuffers.h"
 #include "KLESlotPool.h"
 #include "KLETransportPolicy.h"
@@ -31,6 +23,7 @@
 #include <array>
 #include <atomic>
 #include <memory>
+#include <optional>
 
 struct __tgt_async_info;
 
@@ -50,36 +43,31 @@ llvm::StringRef toString(KLETransportKindTy Kind);
 /// What prepare() decided for one launch; passed back to finish().
 struct KLELaunchTy {
   KLETransportKindTy Kind = KLETransportKindTy::Copy;
-  /// The pool slot read by this launch (zerocopy: the KLE itself; staged: the
-  /// DMA source; resident: its device block is the KLE). Invalid for copy and
-  /// for kernels without a KLE.
+  /// The slot this launch reads; invalid for copy and without a KLE.
   kle::KLESlotTy Slot;
-  /// This launch queued a write into the slot's device block, so the slot
-  /// waits for the queue even if the kernel was not enqueued.
+  /// A write into the slot was queued: it waits for the queue regardless.
   bool WroteSlot = false;
-  /// The kernel has a KLE (a cross-team reduction).
-  bool HasKLE = false;
+  bool HasKLE = false; ///< The kernel has a cross-team reduction.
 };
 
 /// Per-device transport counters, for the deinit report and tests.
 struct KLETransportStatsTy {
   /// Launches with a KLE, indexed by the transport actually used.
   std::array<uint64_t, KLENumTransportKinds> Launches = {};
-  /// Pool statistics (fallbacks by reason, slabs, peak slots in use, ...).
   kle::KLESlotPoolStatsTy Pool;
-  /// Host nanoseconds (steady clock) in prepare(), finish() and
-  /// recycleCompletedQueue() for launches with a KLE, summed; measured only
-  /// with LIBOMPTARGET_KLE_STATS=1, else 0.
+  /// Host ns (steady clock) in prepare(), finish() and
+  /// recycleCompletedQueue() for launches with a KLE; 0 unless
+  /// LIBOMPTARGET_KLE_STATS=1.
   uint64_t PathNs = 0;
-  /// Peak device bytes of the reduction buffers that slots keep.
-  uint64_t SlotBufferBytesPeak = 0;
-  /// Resident: writes of a slot's device KLE.
-  uint64_t ResidentWrites = 0;
+  uint64_t SlotBufferBytesPeak = 0; ///< Of the buffers slots keep.
+  uint64_t ResidentWrites = 0;      ///< Of a slot's device KLE.
 };
 
+/// How the KLE (dyn_ptr) of a kernel with a cross-team reduction reaches one
+/// device (docs/DESIGN.md, docs/ARCHITECTURE.md); owned by GenericDeviceTy.
 /// Thread-safety: prepare(), finish(), recycleCompletedQueue(),
-/// reclaimSlotBuffers() and getStats() may run concurrently from any number
-/// of threads; init() and deinit() must not race with them.
+/// reclaimSlotBuffers() and getStats() may run concurrently; init() and
+/// deinit() must not race with them.
 class KLETransportTy final {
 public:
   explicit KLETransportTy(GenericDeviceTy &Device);
@@ -91,10 +79,9 @@ public:
   llvm::Error init();
 
   /// Print the report (LIBOMPTARGET_INFO data-transfer bit, or
-  /// LIBOMPTARGET_KLE_STATS=1) and free the pool's memory, unless launches are
-  /// outstanding: then nothing a pending kernel may read is freed. A failed
-  /// free is reported as a warning, not returned, so that the device's
-  /// teardown goes on. Call before the device's memory is torn down.
+  /// LIBOMPTARGET_KLE_STATS=1) and free the pool's memory unless launches are
+  /// outstanding. A failed free warns; the device's teardown goes on. Call
+  /// before the device's memory is torn down.
   void deinit();
 
   /// The dyn_ptr for one launch of \p Kernel: nullptr or the ~0 sentinel as
@@ -112,9 +99,8 @@ public:
   void finish(KLELaunchTy &Launch, AsyncInfoWrapperTy &AsyncInfoWrapper,
               bool Enqueued);
 
-  /// Recycle the slots attached to \p AsyncInfo, whose queue completed. Call
-  /// with AsyncInfo.Mutex held (GenericDeviceTy::synchronize, queryAsync).
-  /// Returns the pool's errors for invalid slot ids, joined.
+  /// Recycle the slots attached to \p AsyncInfo, whose queue completed; call
+  /// with AsyncInfo.Mutex held. Returns the errors for invalid ids, joined.
   llvm::Error recycleCompletedQueue(__tgt_async_info &AsyncInfo);
 
   /// A device allocation failed (GenericDeviceTy::dataAlloc): free the
@@ -122,24 +108,20 @@ public:
   /// nothing, or after deinit()); the caller retries only if non-zero.
   uint64_t reclaimSlotBuffers();
 
-  /// \p Image is being unloaded: drop what is cached about it. No launch of
-  /// \p Image may run concurrently.
+  /// \p Image is unloaded; no launch of it may run concurrently.
   void forgetImage(const DeviceImageTy &Image) { ImageABI.forget(Image); }
 
   KLETransportStatsTy getStats() const;
 
-private:
-  llvm::Expected<KernelLaunchEnvironmentTy *>
-  prepareUntimed(const GenericKernelTy &Kernel,
-                 const KernelEnvironmentTy &KernelEnvironment, uint32_t Version,
-                 KLERecordReplayTy RecordReplay,
-                 AsyncInfoWrapperTy &AsyncInfoWrapper, KLELaunchTy &Launch);
-  void finishUntimed(KLELaunchTy &Launch, AsyncInfoWrapperTy &AsyncInfoWrapper,
-                     bool Enqueued);
+  /// The benchmark switch (KLEBenchSwitch.h): launches want \p Want, or the
+  /// device's own transport if empty. Must not race with a launch.
+  void overrideKind(std::optional<KLETransportKindTy> Want) {
+    Kind.store(Want.value_or(DefaultKind), std::memory_order_relaxed);
+  }
 
-  /// Attach \p Slot to the async info, to be recycled by
-  /// recycleCompletedQueue() once its queue completed (the shape of
-  /// AsyncInfoWrapperTy::freeAllocationAfterSynchronization).
+private:
+  /// Attach \p Slot to the async info for recycleCompletedQueue(), as
+  /// AsyncInfoWrapperTy::freeAllocationAfterSynchronization does.
   void recycleAfterSynchronization(AsyncInfoWrapperTy &AsyncInfoWrapper,
                                    const kle::KLESlotTy &Slot);
 
@@ -168,6 +150,8 @@ private:
 
   GenericDeviceTy &Device;
   KLETransportKindTy DefaultKind = KLETransportKindTy::Copy;
+  /// What launches want: DefaultKind unless the benchmark switch set it.
+  std::atomic<KLETransportKindTy> Kind = KLETransportKindTy::Copy;
   bool ZeroCopySupported = false;
   bool StagedSupported = false;
   /// LIBOMPTARGET_KLE_STATS=1: time the KLE path into PathNs.

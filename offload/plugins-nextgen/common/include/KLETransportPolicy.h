@@ -7,19 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The transport decisions of KLETransportTy (KLETransport.h) as pure
-// functions of their inputs, so that every fallback rule can be unit-tested
-// without a device (test/unit/KLETransportPolicyTest.cpp). No state, no
-// allocation, no driver call; thread-safe.
-//
-// Two decisions:
-//   1. per device, at init: the default transport from
-//      LIBOMPTARGET_KLE_TRANSPORT and the plugin hooks supportsZeroCopyKLE()
-//      and hasFastPinnedTransfer() (defaultKLETransport);
-//   2. per launch of a kernel with a cross-team reduction: whether that
-//      default must give way, to what, and why (chooseKLETransport). The
-//      pool may still fall back to copy afterwards (PoolExhausted,
-//      AllocationFailed).
+// KLETransportTy's decisions as pure functions (no state, no driver call;
+// thread-safe): a device's default transport, and each launch's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,8 +50,8 @@ enum class KLETransportModeTy : uint8_t {
 /// resident where the plugin has a pinned path for the pool's slabs and their
 /// one-time writes (\p StagedSupported), else zerocopy where the plugin
 /// supports it (\p ZeroCopySupported), else copy (docs/DESIGN.md, "Choosing a
-/// transport"). A forced mode is returned as asked even if unsupported: chooseKLETransport()
-/// then falls back per launch with TransportDisabled, so the stats show it.
+/// transport"). A forced mode is returned as asked even if unsupported:
+/// chooseKLETransport() then falls back per launch with TransportDisabled.
 constexpr KLETransportKindTy defaultKLETransport(KLETransportModeTy Mode,
                                                  bool ZeroCopySupported,
                                                  bool StagedSupported) {

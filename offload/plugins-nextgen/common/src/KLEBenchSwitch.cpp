@@ -18,10 +18,10 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <mutex>
+#include <optional>
 
 using namespace llvm;
 using namespace llvm::omp::target::plugin;
@@ -41,8 +41,9 @@ RegistryTy &registry() {
   static auto *R = new RegistryTy();
   return *R;
 }
-/// -1: none selected (each device's own transport); else a KLETransportKindTy.
-std::atomic<int> Selected{-1};
+/// The selected transport, applied to transports registered later too (none:
+/// each device's own). Under RegistryTy::Mutex.
+std::optional<KLETransportKindTy> Selected;
 
 int fail(char *Err, size_t Len, int Code, const char *Fmt, const char *Arg) {
   if (Err && Len)
@@ -56,6 +57,8 @@ void llvm::omp::target::plugin::registerKLEBenchTransport(KLETransportTy &T,
                                                           bool Staged) {
   std::lock_guard<std::mutex> Lock(registry().Mutex);
   registry().Transports.push_back({&T, ZeroCopy, Staged});
+  if (Selected)
+    T.overrideKind(Selected);
 }
 
 void llvm::omp::target::plugin::unregisterKLEBenchTransport(KLETransportTy &T) {
@@ -66,15 +69,9 @@ void llvm::omp::target::plugin::unregisterKLEBenchTransport(KLETransportTy &T) {
           V.end());
 }
 
-KLETransportKindTy
-llvm::omp::target::plugin::benchKLETransport(KLETransportKindTy Default) {
-  int K = Selected.load(std::memory_order_relaxed);
-  return K < 0 ? Default : static_cast<KLETransportKindTy>(K);
-}
-
 extern "C" __attribute__((visibility("default"))) int
 __kle_bench_set_transport(const char *Name, char *Err, size_t Len) {
-  int Kind = -1;
+  std::optional<KLETransportKindTy> Kind;
   if (Name && *Name) {
     std::optional<KLETransportModeTy> Mode = parseKLETransportMode(Name);
     if (!Mode || *Mode == KLETransportModeTy::Auto)
@@ -82,7 +79,7 @@ __kle_bench_set_transport(const char *Name, char *Err, size_t Len) {
                   "unknown KLE transport \"%s\" (valid: zerocopy, resident, "
                   "staged, copy)",
                   Name);
-    Kind = static_cast<int>(defaultKLETransport(*Mode, false, false));
+    Kind = defaultKLETransport(*Mode, false, false);
   }
   std::lock_guard<std::mutex> Lock(registry().Mutex);
   for (const RegisteredTy &R : registry().Transports) {
@@ -93,8 +90,8 @@ __kle_bench_set_transport(const char *Name, char *Err, size_t Len) {
                   Name ? Name : "");
     // A device with no slot transport at all (the host plugin's) uses copy
     // whatever is selected; it does not veto the others.
-    auto K = static_cast<KLETransportKindTy>(Kind);
-    if (Kind >= 0 && (R.ZeroCopy || R.Staged) &&
+    auto K = Kind.value_or(KLETransportKindTy::Copy);
+    if (Kind && (R.ZeroCopy || R.Staged) &&
         ((K == KLETransportKindTy::ZeroCopy && !R.ZeroCopy) ||
          ((K == KLETransportKindTy::Staged ||
            K == KLETransportKindTy::Resident) &&
@@ -104,7 +101,9 @@ __kle_bench_set_transport(const char *Name, char *Err, size_t Len) {
                   "launches would fall back to copy)",
                   Name);
   }
-  Selected.store(Kind, std::memory_order_relaxed);
+  Selected = Kind;
+  for (const RegisteredTy &R : registry().Transports)
+    R.T->overrideKind(Kind);
   return 0;
 }
 
@@ -115,4 +114,21 @@ __kle_bench_kle_path_ns(void) {
   for (const RegisteredTy &R : registry().Transports)
     Sum += R.T->getStats().PathNs;
   return Sum;
+}
+
+namespace {
+/// -1: none selected (the plugin's own budget); else microseconds.
+std::atomic<int64_t> SelectedWaitUs{-1};
+} // namespace
+
+int64_t llvm::omp::target::plugin::benchWaitBudgetUs() {
+  return SelectedWaitUs.load(std::memory_order_relaxed);
+}
+
+extern "C" __attribute__((visibility("default"))) int
+__kle_bench_set_wait(long long BusyWaitUs) {
+  if (BusyWaitUs < -1)
+    return 1;
+  SelectedWaitUs.store(BusyWaitUs, std::memory_order_relaxed);
+  return 0;
 }

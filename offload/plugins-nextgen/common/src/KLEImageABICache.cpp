@@ -7,10 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KLEImageABICache.h"
+#include "KLEImageABI.h"
 
 #include "GlobalHandler.h"
-#include "KLEImageABI.h"
 #include "PluginInterface.h"
 #include "Shared/KLEAbi.h"
 

@@ -108,23 +108,14 @@ Error KLETransportTy::init() {
   StagedSupported = Device.hasFastPinnedTransfer();
   DefaultKind = defaultKLETransport(Mode.value_or(KLETransportModeTy::Auto),
                                     ZeroCopySupported, StagedSupported);
+  Kind.store(DefaultKind, std::memory_order_relaxed);
 
   kle::KLESlotPoolConfigTy Config;
-  // Pinned host memory comes page-aligned from both plugins and device
-  // memory at least 256-byte aligned; the pool checks the promise and falls
-  // back (AllocationFailed) if it is broken.
-  Config.AllocatorAlignment = kle::KLESlotPoolTy::SlotAlignment;
-  constexpr uint64_t MaxSlotsCap = 1u << 24;
-  // Unset: 0, only MaxSlabs bounds the pool.
-  Config.MaxSlots = static_cast<uint32_t>(
-      readInteger(MaxSlotsWarned, "LIBOMPTARGET_KLE_MAX_SLOTS", 0, 1,
-                  MaxSlotsCap, "an integer from 1 to 16777216"));
-  if (Config.MaxSlots) {
-    Config.InitialSlotsPerSlab =
-        std::min(Config.InitialSlotsPerSlab, Config.MaxSlots);
-    Config.MaxSlabs =
-        std::max(Config.MaxSlabs, kle::slabsToReach(Config, Config.MaxSlots));
-  }
+  // Unset: the pool's default cap.
+  if (uint64_t MaxSlots = readInteger(
+          MaxSlotsWarned, "LIBOMPTARGET_KLE_MAX_SLOTS", 0, 1,
+          kle::KLESlotPoolTy::MaxSlotsLimit, "an integer from 1 to 16777216"))
+    Config.MaxSlots = static_cast<uint32_t>(MaxSlots);
 
   constexpr uint64_t BytesCap = uint64_t(1) << 40;
   constexpr const char *BytesValid = "a number of bytes from 0 to 1099511627776";
@@ -224,17 +215,10 @@ KLETransportTy::prepare(const GenericKernelTy &Kernel,
                         AsyncInfoWrapperTy &AsyncInfoWrapper,
                         KLELaunchTy &Launch) {
   const ConfigurationEnvironmentTy &Config = KernelEnvironment.Configuration;
+  // Only launches with a KLE are timed.
   PathTimerTy Timer(TimePath && Config.ReductionDataSize &&
                         Config.ReductionBufferLength,
                     PathNs);
-  return prepareUntimed(Kernel, KernelEnvironment, Version, RecordReplay,
-                        AsyncInfoWrapper, Launch);
-}
-
-Expected<KernelLaunchEnvironmentTy *> KLETransportTy::prepareUntimed(
-    const GenericKernelTy &Kernel, const KernelEnvironmentTy &KernelEnvironment,
-    uint32_t Version, KLERecordReplayTy RecordReplay,
-    AsyncInfoWrapperTy &AsyncInfoWrapper, KLELaunchTy &Launch) {
   Launch = KLELaunchTy();
   // As upstream: ctor/dtor kernels and replays use no (new) KLE, older
   // compilers emit no dyn_ptr, and kernels without a cross-team reduction get
@@ -242,22 +226,20 @@ Expected<KernelLaunchEnvironmentTy *> KLETransportTy::prepareUntimed(
   if (RecordReplay == KLERecordReplayTy::Replaying ||
       Version < OMP_KERNEL_ARG_MIN_VERSION_WITH_DYN_PTR)
     return nullptr;
-  const ConfigurationEnvironmentTy &Config = KernelEnvironment.Configuration;
   if (!Config.ReductionDataSize || !Config.ReductionBufferLength)
     return reinterpret_cast<KernelLaunchEnvironmentTy *>(~0);
   Launch.HasKLE = true;
 
   KLETransportChoiceTy Choice = chooseKLETransport(
-      benchKLETransport(DefaultKind), RecordReplay, ZeroCopySupported,
+      Kind.load(std::memory_order_relaxed), RecordReplay, ZeroCopySupported,
       StagedSupported,
       [&] { return ImageABI.speaksForkABI(Device, Kernel.getImage()); });
   if (Choice.Fallback)
     Pool->noteFallback(*Choice.Fallback);
   KLETransportKindTy Want = Choice.Kind;
   if (Want != KLETransportKindTy::Copy) {
-    if (kle::KLETakeResultTy Taken = Pool->take())
-      Launch.Slot = *Taken;
-    else
+    Launch.Slot = Pool->take();
+    if (!Launch.Slot.isValid())
       Want = KLETransportKindTy::Copy; // counted by the pool
   }
 
@@ -268,7 +250,7 @@ Expected<KernelLaunchEnvironmentTy *> KLETransportTy::prepareUntimed(
   if (!BufferOrErr) {
     // Nothing reads the slot yet.
     if (Launch.Slot.isValid())
-      consumeError(Pool->recycle(Launch.Slot));
+      consumeError(Pool->recycle(Launch.Slot.Id));
     Launch.Slot = kle::KLESlotTy();
     return BufferOrErr.takeError();
   }
@@ -290,8 +272,10 @@ Expected<KernelLaunchEnvironmentTy *> KLETransportTy::prepareUntimed(
   Expected<KernelLaunchEnvironmentTy *> KLEOrErr = PrepareKind();
   // On an error a transfer into or out of the slot may have been queued:
   // the slot then waits for the queue like a launched one.
-  if (!KLEOrErr)
-    finishUntimed(Launch, AsyncInfoWrapper, /*Enqueued=*/true);
+  if (!KLEOrErr && Launch.Slot.isValid()) {
+    recycleAfterSynchronization(AsyncInfoWrapper, Launch.Slot);
+    Launch.Slot = kle::KLESlotTy();
+  }
   return KLEOrErr;
 }
 
@@ -300,19 +284,13 @@ void KLETransportTy::finish(KLELaunchTy &Launch,
                             bool Enqueued) {
   // Only launches with a KLE are timed, as in prepare().
   PathTimerTy Timer(TimePath && Launch.HasKLE, PathNs);
-  finishUntimed(Launch, AsyncInfoWrapper, Enqueued);
-}
-
-void KLETransportTy::finishUntimed(KLELaunchTy &Launch,
-                                   AsyncInfoWrapperTy &AsyncInfoWrapper,
-                                   bool Enqueued) {
   if (!Launch.Slot.isValid())
     return;
   // Staged always queued a transfer out of the slot before the kernel.
   if (!Enqueued && !Launch.WroteSlot &&
       (Launch.Kind == KLETransportKindTy::ZeroCopy ||
        Launch.Kind == KLETransportKindTy::Resident))
-    consumeError(Pool->recycle(Launch.Slot)); // nothing reads it
+    consumeError(Pool->recycle(Launch.Slot.Id)); // nothing reads it
   else
     recycleAfterSynchronization(AsyncInfoWrapper, Launch.Slot);
   Launch.Slot = kle::KLESlotTy();

@@ -98,9 +98,10 @@ KLETransportTy::prepareZeroCopy(KLELaunchTy &Launch,
   INFO(OMP_INFOTYPE_DATA_TRANSFER, Device.getDeviceId(),
        "KLE transport=zerocopy slot=" DPxMOD " counters=" DPxMOD
        " ReductionBuffer=" DPxMOD "\n",
-       DPxPTR(Slot.DevicePtr), DPxPTR(Slot.DeviceCounters),
+       DPxPTR(Slot.HostPtr), DPxPTR(Slot.DeviceCounters),
        DPxPTR(ReductionBuffer));
-  return static_cast<KernelLaunchEnvironmentTy *>(Slot.DevicePtr);
+  // Pinned slots are device-accessible at their host address.
+  return static_cast<KernelLaunchEnvironmentTy *>(Slot.HostPtr);
 }
 
 Expected<KernelLaunchEnvironmentTy *>

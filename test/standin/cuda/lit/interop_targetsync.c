@@ -1,6 +1,6 @@
 // A targetsync interop object on a CUDA device: interop use(o) and interop
 // destroy(o) synchronize the object's stream, which the plugin destroys once.
-// Before patch 0021 the plugin had no sync barrier: both aborted ("Interop
+// Before patch 0010 the plugin had no sync barrier: both aborted ("Interop
 // sync barrier failed"), and the stream was never returned to the pool, so
 // never destroyed. A host function queued on the stream with a 200 ms stand-in
 // delay must have run when interop use returns.

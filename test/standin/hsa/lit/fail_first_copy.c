@@ -1,7 +1,7 @@
 // A failing hsa_amd_memory_async_copy must end the program with a fatal error
 // naming the call, as on CUDA, under every transport: never hang. The first
 // copy is the 48-byte host-to-device write of the device environment while the
-// image loads (DeviceTy::loadBinary); before patch 0020 its stream slot's
+// image loads (DeviceTy::loadBinary); before patch 0009 its stream slot's
 // signal stayed at 1 and the AsyncInfoTy destructor waited for it forever
 // (the 60 s timeout ends the run with status 124). The second copy, the
 // first map of the target region, is covered too.

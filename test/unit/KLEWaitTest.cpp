@@ -1,0 +1,177 @@
+//===- KLEWaitTest.cpp - The plugin waits' driver-neutral parts ------------===//
+//
+// Part of kle-offload, a fork of the LLVM Project's offload runtime, under the
+// Apache License v2.0 with LLVM Exceptions.
+// See https://llvm.org/LICENSE.txt for license information.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// KLEWait.h without a driver: pollThenBlock's budget, and the staged copies
+// back (bound, pinned destinations, delivery order, a failed queue, the
+// back-off after a failed pinned allocation, teardown).
+//
+//===----------------------------------------------------------------------===//
+
+#include "KLEWait.h"
+
+#include "gtest/gtest.h"
+
+#include <cstdlib>
+#include <vector>
+
+namespace {
+
+constexpr int NotReady = 600, Done = 0;
+
+TEST(KLEWaitTest, ZeroBudgetBlocksAtOnce) {
+  int Queries = 0, Blocks = 0;
+  int R = kle::pollThenBlock(
+      0, NotReady, [&] { return ++Queries, Done; },
+      [&] { return ++Blocks, Done; });
+  EXPECT_EQ(R, Done);
+  EXPECT_EQ(Queries, 0);
+  EXPECT_EQ(Blocks, 1);
+}
+
+TEST(KLEWaitTest, PollReturnsWithoutBlocking) {
+  int Queries = 0, Blocks = 0;
+  int R = kle::pollThenBlock(
+      10000000, NotReady, [&] { return ++Queries < 5 ? NotReady : Done; },
+      [&] { return ++Blocks, Done; });
+  EXPECT_EQ(R, Done);
+  EXPECT_EQ(Queries, 5);
+  EXPECT_EQ(Blocks, 0);
+}
+
+TEST(KLEWaitTest, PollErrorIsReturned) {
+  int Blocks = 0;
+  int R = kle::pollThenBlock(
+      10000000, NotReady, [&] { return 719; }, [&] { return ++Blocks, Done; });
+  EXPECT_EQ(R, 719);
+  EXPECT_EQ(Blocks, 0);
+}
+
+TEST(KLEWaitTest, BudgetSpentThenBlocks) {
+  int Queries = 0, Blocks = 0;
+  int R = kle::pollThenBlock(
+      100, NotReady, [&] { return ++Queries, NotReady; },
+      [&] { return ++Blocks, 42; });
+  EXPECT_EQ(R, 42);
+  EXPECT_GE(Queries, 1);
+  EXPECT_EQ(Blocks, 1);
+}
+
+struct Slabs {
+  std::vector<void *> Live;
+  int Calls = 0;
+  bool Fail = false;
+  void *alloc(size_t N) {
+    ++Calls;
+    if (Fail)
+      return nullptr;
+    void *P = std::malloc(N);
+    Live.push_back(P);
+    return P;
+  }
+};
+
+TEST(KLEWaitTest, CopyBackStagesSmallPageableOnly) {
+  kle::KLECopyBackTy C;
+  Slabs S;
+  auto A = [&](size_t N) { return S.alloc(N); };
+  C.setMaxBytes(4096);
+  int Pinned[4] = {};
+  C.notePinned(Pinned, sizeof(Pinned));
+  int X = 0;
+  static char Big[8192];
+  EXPECT_EQ(C.take(&X, 0, A), nullptr);
+  EXPECT_EQ(C.take(Big, sizeof(Big), A), nullptr);
+  EXPECT_EQ(C.take(&Pinned[1], 4, A), nullptr); // inside a pinned range
+  EXPECT_EQ(S.Calls, 0);
+  void *B = C.take(&X, 4, A);
+  ASSERT_NE(B, nullptr);
+  C.release(B, 4);
+  C.forgetPinned(Pinned);
+  void *B2 = C.take(&Pinned[1], 4, A); // no longer pinned
+  EXPECT_EQ(B2, B);                     // the released block, reused
+  C.release(B2, 4);
+  auto St = C.stats();
+  EXPECT_EQ(St.Staged, 2u);
+  EXPECT_EQ(St.Direct, 1u);
+  EXPECT_EQ(S.Calls, 1);
+  C.deinit([](void *) {}, [&](void *P) { std::free(P); });
+}
+
+TEST(KLEWaitTest, CompleteDeliversInEnqueueOrderPerQueue) {
+  kle::KLECopyBackTy C;
+  Slabs S;
+  auto A = [&](size_t N) { return S.alloc(N); };
+  int X = 0, Y = 0;
+  int QA, QB; // two queues
+  // Two copies into X on queue A (the later one wins), one into Y on B.
+  void *B1 = C.take(&X, 4, A), *B2 = C.take(&X, 4, A), *B3 = C.take(&Y, 4, A);
+  *static_cast<int *>(B1) = 1;
+  *static_cast<int *>(B2) = 2;
+  *static_cast<int *>(B3) = 3;
+  C.enqueued(&QA, B1, &X, 4);
+  C.enqueued(&QA, B2, &X, 4);
+  C.enqueued(&QB, B3, &Y, 4);
+  C.complete(&QB, /*Ok=*/false); // failed queue: dropped
+  EXPECT_EQ(Y, 0);
+  EXPECT_EQ(X, 0);
+  C.complete(&QA, /*Ok=*/true);
+  EXPECT_EQ(X, 2);
+  C.complete(&QA, true); // nothing left
+  EXPECT_EQ(X, 2);
+  C.deinit([](void *) {}, [&](void *P) { std::free(P); });
+}
+
+TEST(KLEWaitTest, FailedAllocationBacksOff) {
+  kle::KLECopyBackTy C;
+  Slabs S;
+  S.Fail = true;
+  auto A = [&](size_t N) { return S.alloc(N); };
+  int X;
+  for (int I = 0; I < 5; ++I)
+    EXPECT_EQ(C.take(&X, 4, A), nullptr);
+  EXPECT_EQ(S.Calls, 1);
+  EXPECT_EQ(C.stats().NoMemory, 5u);
+}
+
+TEST(KLEWaitTest, DeinitWaitsForPendingQueuesAndDrops) {
+  kle::KLECopyBackTy C;
+  Slabs S;
+  auto A = [&](size_t N) { return S.alloc(N); };
+  int X = 0, Q;
+  void *B = C.take(&X, 4, A);
+  *static_cast<int *>(B) = 7;
+  C.enqueued(&Q, B, &X, 4);
+  std::vector<void *> Synced;
+  int Freed = 0;
+  C.deinit([&](void *Queue) { Synced.push_back(Queue); },
+           [&](void *P) { ++Freed, std::free(P); });
+  ASSERT_EQ(Synced.size(), 1u);
+  EXPECT_EQ(Synced[0], &Q);
+  EXPECT_EQ(X, 0); // dropped: its destination may be gone
+  EXPECT_EQ(Freed, 1);
+}
+
+TEST(KLEWaitTest, SizeClassesUpToTheMaximum) {
+  kle::KLECopyBackTy C;
+  Slabs S;
+  auto A = [&](size_t N) { return S.alloc(N); };
+  C.setMaxBytes(kle::MaxCopyBackStagingMax);
+  static char Dst[kle::MaxCopyBackStagingMax];
+  void *B = C.take(Dst, sizeof(Dst), A);
+  ASSERT_NE(B, nullptr);
+  std::memset(B, 0x5a, sizeof(Dst)); // the whole block is usable
+  int Q;
+  C.enqueued(&Q, B, Dst, sizeof(Dst));
+  C.complete(&Q, true);
+  EXPECT_EQ(Dst[sizeof(Dst) - 1], 0x5a);
+  EXPECT_EQ(C.take(Dst, sizeof(Dst) + 1, A), nullptr);
+  C.deinit([](void *) {}, [&](void *P) { std::free(P); });
+}
+
+} // namespace
