@@ -11,7 +11,9 @@
 #
 # The bundle (<= 64 MiB):
 #   run-gpu.sh            bench/run-gpu.sh, the one-shot script
-#   bin/kle-bench         the benchmark (sm_90 image), built as setup.sh does
+#   bin/kle-bench         the benchmark (sm_90 image), built as setup.sh does,
+#                         with the floor (bench/kle-floor.h: its sm_90 cubin
+#                         embedded; checked at build)
 #   bin/kle-bench-syncread
 #                         the same, linked against the nvptx DeviceRTL with the
 #                         synchronous KLE read (target devicertl-syncread-nvptx):
@@ -224,6 +226,10 @@ build() {
 
   rm -rf "$bundle.tmp"
   mkdir -p "$bundle.tmp"/{bin/gpu-tests,lib/kernel-timer,bench}
+  # The floor's kernel is embedded in kle-bench (bench/kle-floor.cpp): a
+  # kle-bench built without nvcc would stop the interleaved comparison.
+  grep -q kle_floor_kernel "$KLE_BUILD_DIR/bench/kle-bench" \
+    || kle_die "$KLE_BUILD_DIR/bench/kle-bench has no floor kernel (kle_floor_kernel): bench/ was configured without the CUDA toolkit's nvcc"
   cp "$KLE_BUILD_DIR/bench/kle-bench" "$bundle.tmp/bin/"
   cp "$KLE_BUILD_DIR/bench/kernel-timer/libcuda.so" "$bundle.tmp/lib/kernel-timer/"
   cp -L "$KLE_PREFIX/lib/libomp.so" "$bundle.tmp/lib/"
@@ -258,6 +264,9 @@ build() {
     echo "git: $(git -C "$KLE_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)$([ -z "$(git -C "$KLE_ROOT" status --porcelain 2>/dev/null)" ] || echo ' (uncommitted changes)')"
     echo "built: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -srm)"
     echo "llvm: $KLE_LLVM_VERSION, offload arch: $arch"
+    # The CUDA plugin's wait switch (kle-compare --waits): without it the
+    # interleaved comparison runs no poll/block variants.
+    echo "wait switch (__kle_bench_set_wait): $(nm -D --defined-only "$bundle.tmp/lib/libomptarget.so.22.1" 2>/dev/null | awk '$NF == "__kle_bench_set_wait" {f = 1} END {print f ? "yes" : "no"}')"
     echo "needs: $(needs "$bundle.tmp")"
     (cd "$bundle.tmp" && find . -type f ! -name MANIFEST | sort | xargs sha256sum)
   } > "$bundle.tmp/MANIFEST"

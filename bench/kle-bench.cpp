@@ -15,7 +15,7 @@
 //                           latency, in seconds per launch
 //   SyncBaseline/teams:N    the same kernel shape, team count and 8-byte
 //                           tofrom map, without a reduction: no KLE at all
-//                           (the floor the transports are compared with)
+//                           (the baseline the transports are compared with)
 //   Pipelined{Reduction,Baseline}/launches:N
 //                           N nowait launches then one taskwait; the time is
 //                           reported per launch (items = launches)
@@ -42,14 +42,21 @@
 // latencies (ns, steady clock) of the reduction and the baseline kernel at
 // 1 and 1024 teams, the two launched alternately (ABBA) after a warm-up;
 // --interleave zerocopy,resident,staged,copy [--cycles N] [--warmup N]
-// [--teams T,...] [--batch N] switches the transport between launches of
-// this one process (kle-offload's benchmark-only hook, KLEBenchSwitch.h) and
-// prints, as JSON, per-launch samples of each transport and of the no-KLE
-// baseline taken in the balanced order ABCDE EDCBA ... (LaunchLatency per
-// launch, PipelinedReduction per batch of N nowait launches); bench/klebench
-// turns them into paired differences with CIs (kle-compare.py --interleave).
+// [--teams T,...] [--batch N] [--waits W,...] [--floor] switches the
+// transport between launches of this one process (kle-offload's
+// benchmark-only hook, KLEBenchSwitch.h) and prints, as JSON, per-launch
+// samples of each transport and of the no-KLE baseline taken in the
+// balanced order ABCDE EDCBA ... (LaunchLatency per launch,
+// PipelinedReduction per batch of N nowait launches), each with the
+// process's CPU time (getrusage); --waits poll,block runs each transport and
+// the baseline under each of the CUDA plugin's waits (__kle_bench_set_wait),
+// --floor adds the same work done through the CUDA driver directly
+// (kle-floor.h) as one more unit; bench/klebench turns them into paired
+// differences with CIs (kle-compare.py --interleave).
 //
 //===----------------------------------------------------------------------===//
+
+#include "kle-floor.h"
 
 #include <benchmark/benchmark.h>
 #include <dlfcn.h>
@@ -63,6 +70,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -333,13 +341,17 @@ int latencySamples(int N) {
 
 using SetTransportFnTy = int (*)(const char *, char *, size_t);
 using PathNsFnTy = uint64_t (*)();
+using SetWaitFnTy = int (*)(long long);
 
 /// The benchmark-only hooks of kle-offload's libomptarget
 /// (plugins-nextgen/common/include/KLEBenchSwitch.h), or exit status 2 with
-/// one line when the runtime lacks them (a stock libomptarget).
+/// one line when the runtime lacks them (a stock libomptarget). SetWait
+/// (the CUDA plugin's wait: busy-wait up to N us before blocking, -1 = the
+/// environment's) is nullptr in a runtime without it.
 struct BenchHooksTy {
   SetTransportFnTy SetTransport;
   PathNsFnTy PathNs;
+  SetWaitFnTy SetWait;
 };
 BenchHooksTy benchHooks() {
   auto *Set = reinterpret_cast<SetTransportFnTy>(
@@ -352,7 +364,31 @@ BenchHooksTy benchHooks() {
                          "--interleave needs kle-offload's runtime\n");
     std::exit(2);
   }
-  return {Set, Path};
+  return {Set, Path,
+          reinterpret_cast<SetWaitFnTy>(
+              dlsym(RTLD_DEFAULT, "__kle_bench_set_wait"))};
+}
+
+/// The waits --waits can name, with the busy-wait bound (us) each sets.
+struct WaitTy {
+  const char *Name;
+  long long BusyWaitUs;
+};
+constexpr WaitTy Waits[] = {
+    {"poll", 2000000}, // poll up to 2 s, as the AMDGPU plugin's default
+    {"block", 0},      // block at once (the driver's blocking wait)
+    {"default", -1},   // whatever the environment and the default say
+};
+
+/// Sets the CUDA plugin's wait; a refusal ends the program (exit status 2).
+void switchWait(const BenchHooksTy &H, long long Us) {
+  if (int Rc = H.SetWait(Us)) {
+    std::fprintf(stderr,
+                 "kle-bench: error: switching the CUDA plugin's wait to "
+                 "%lld us failed (%d)\n",
+                 Us, Rc);
+    std::exit(2);
+  }
 }
 
 /// Selects \p Name ("" = each device's own transport) for the next launches;
@@ -431,19 +467,39 @@ double drainTimer(CollectFnTy Collect, CollectFnTy Also) {
   return Sum;
 }
 
-/// --interleave: the transports and the no-KLE baseline ("units") take turns
-/// launch by launch (synchronous) or batch by batch (pipelined), in the
-/// balanced order U1..Un, Un..U1, ... ; each cycle is one pass over the
-/// units. Prints JSON: per benchmark, one sample [cycle, unit, ns, path_ns]
-/// per launch (pipelined: per batch, ns per launch), where path_ns is the
-/// host time the launch spent in the KLE path (LIBOMPTARGET_KLE_STATS=1,
-/// set by main) and, per unit, the path ns of the warm-up cycles.
+/// One unit of the interleaved rotation: a transport (or the no-KLE
+/// baseline) under one of the CUDA plugin's waits, or the floor.
+struct UnitTy {
+  std::string Name;      // "resident", "resident/poll", "baseline", "floor"
+  std::string Transport; // "" for the baseline and the floor
+  bool Floor = false;
+  bool HasWait = false;
+  long long WaitUs = -1;
+};
+
+/// --interleave: the units take turns launch by launch (synchronous) or
+/// batch by batch (pipelined), in the balanced order U1..Un, Un..U1, ... ;
+/// each cycle is one pass over the units. The units: each transport and the
+/// no-KLE baseline (with \p WaitList, each under each wait, named "T/W"),
+/// then, with \p WithFloor, the floor (kle-floor.h). Prints JSON: per
+/// benchmark, one sample [cycle, unit, ns, path_ns, cpu_ns] per launch
+/// (pipelined: per batch, per launch), where path_ns is the host time the
+/// launch spent in the KLE path (LIBOMPTARGET_KLE_STATS=1, set by main) and
+/// cpu_ns the process's CPU time (every thread) over the launch, and, per
+/// unit, the path ns of the warm-up cycles. A floor that cannot be opened,
+/// or fails, ends the program (exit status 2) with one line.
 int interleave(const std::vector<std::string> &Transports,
                const std::vector<long> &Teams, long Cycles, long Warmup,
-               long Batch) {
+               long Batch, std::vector<WaitTy> WaitList, bool WithFloor) {
   const BenchHooksTy H = benchHooks();
   const int Dev = benchDevice();
   using Clock = std::chrono::steady_clock;
+  if (!WaitList.empty() && !H.SetWait) {
+    std::fprintf(stderr, "kle-bench: note: this libomptarget has no wait "
+                         "switch (__kle_bench_set_wait): the --waits "
+                         "variants are skipped\n");
+    WaitList.clear();
+  }
   // With bench/kernel-timer loaded: each sample also gets the kernels' GPU
   // time and the device span of the target region (us, per launch).
   const CollectFnTy Kernels = kernelTimer();
@@ -452,14 +508,47 @@ int interleave(const std::vector<std::string> &Transports,
   // initialised devices) with a kernel that has no KLE, so that the pool's
   // growth falls into the first transport's warm-up (its one-time cost).
   baselineLaunch(Dev, 1);
-  std::vector<std::string> Units = Transports;
-  Units.push_back("baseline");
+  std::unique_ptr<kle::FloorTy> Floor;
+  std::string Err;
+  auto FloorFailed = [&](const char *What) {
+    std::fprintf(stderr, "kle-bench: error: the floor (--floor) %s: %s\n",
+                 What, Err.c_str());
+    std::exit(2);
+  };
+  if (WithFloor) {
+    int Ordinal = kle::cudaOrdinal(Dev, omp_get_uid_from_device);
+    if (Ordinal < 0) {
+      const char *Uid = omp_get_uid_from_device(Dev);
+      Err = "device " + std::to_string(Dev) + " (" + (Uid ? Uid : "?") +
+            ") is not a CUDA device";
+      FloorFailed("cannot run");
+    }
+    Floor = kle::FloorTy::open(Ordinal, LoopTrip, Err);
+    if (!Floor)
+      FloorFailed("cannot be opened");
+  }
+  std::vector<UnitTy> Units;
+  std::vector<std::string> Names = Transports;
+  Names.push_back("baseline");
+  for (const std::string &T : Names) {
+    const std::string Tr = T == "baseline" ? "" : T;
+    if (WaitList.empty())
+      Units.push_back({T, Tr});
+    for (const WaitTy &W : WaitList)
+      Units.push_back({T + "/" + W.Name, Tr, false, true, W.BusyWaitUs});
+  }
+  if (Floor)
+    Units.push_back({"floor", "", true});
   const size_t NU = Units.size();
   std::printf("{\"method\": \"interleaved\", \"units\": [");
   for (size_t U = 0; U < NU; ++U)
-    std::printf("%s\"%s\"", U ? ", " : "", Units[U].c_str());
+    std::printf("%s\"%s\"", U ? ", " : "", Units[U].Name.c_str());
+  std::printf("], \"waits\": [");
+  for (size_t W = 0; W < WaitList.size(); ++W)
+    std::printf("%s\"%s\"", W ? ", " : "", WaitList[W].Name);
   std::printf("], \"cycles\": %ld, \"warmup\": %ld, \"fields\": [\"cycle\", "
-              "\"unit\", \"ns\", \"path_ns\"%s], \"benchmarks\": {",
+              "\"unit\", \"ns\", \"path_ns\", \"cpu_ns\"%s], "
+              "\"benchmarks\": {",
               Cycles, Warmup,
               Kernels && Spans ? ", \"kernel_us\", \"span_us\"" : "");
   if (Kernels && Spans)
@@ -481,22 +570,32 @@ int interleave(const std::vector<std::string> &Transports,
     std::vector<uint64_t> WarmPath(NU, 0);
     std::vector<long> WarmLaunches(NU, 0);
     std::string Samples;
-    Samples.reserve(static_cast<size_t>(Cycles) * NU * 24);
+    Samples.reserve(static_cast<size_t>(Cycles) * NU * 32);
     for (long C = 0; C < Warmup + Cycles; ++C) {
       for (size_t I = 0; I < NU; ++I) {
         const size_t U = C % 2 == 0 ? I : NU - 1 - I;
-        const bool Baseline = U + 1 == NU;
+        const UnitTy &Unit = Units[U];
+        const bool Baseline = Unit.Transport.empty();
         if (!Baseline)
-          switchTransport(H, Units[U].c_str());
+          switchTransport(H, Unit.Transport.c_str());
+        if (Unit.HasWait)
+          switchWait(H, Unit.WaitUs);
         const uint64_t P0 = H.PathNs();
+        const uint64_t Cpu0 = kle::processCpuNs();
         auto T0 = Clock::now();
-        if (Bench.Pipelined)
+        if (Unit.Floor) {
+          if (!(Bench.Pipelined
+                    ? Floor->batch(static_cast<int>(Batch), Bench.Teams, Err)
+                    : Floor->region(Bench.Teams, Err)))
+            FloorFailed("failed");
+        } else if (Bench.Pipelined)
           pipelinedBatch(Dev, !Baseline, static_cast<int>(Batch));
         else
           benchmark::DoNotOptimize(Baseline
                                        ? baselineLaunch(Dev, Bench.Teams)
                                        : reductionLaunch(Dev, Bench.Teams));
         auto T1 = Clock::now();
+        const uint64_t Cpu1 = kle::processCpuNs();
         const uint64_t P1 = H.PathNs();
         double KernelMs = 0, SpanMs = 0;
         if (Kernels && Spans) {
@@ -512,11 +611,11 @@ int interleave(const std::vector<std::string> &Transports,
           WarmLaunches[U] += PerBatch;
           continue;
         }
-        char Buf[160];
-        int L =
-            std::snprintf(Buf, sizeof(Buf), "%s[%ld,%zu,%.1f,%.1f",
-                          Samples.empty() ? "" : ",", C - Warmup, U,
-                          double(Ns) / PerBatch, double(P1 - P0) / PerBatch);
+        char Buf[192];
+        int L = std::snprintf(
+            Buf, sizeof(Buf), "%s[%ld,%zu,%.1f,%.1f,%.1f",
+            Samples.empty() ? "" : ",", C - Warmup, U, double(Ns) / PerBatch,
+            double(P1 - P0) / PerBatch, double(Cpu1 - Cpu0) / PerBatch);
         if (Kernels && Spans)
           std::snprintf(Buf + L, sizeof(Buf) - L, ",%.3f,%.3f",
                         KernelMs * 1e3 / PerBatch, SpanMs * 1e3 / PerBatch);
@@ -525,6 +624,8 @@ int interleave(const std::vector<std::string> &Transports,
       }
     }
     switchTransport(H, "");
+    if (!WaitList.empty())
+      switchWait(H, -1);
     std::printf(
         "%s\"%s\": {\"launches_per_sample\": %ld, \"warmup_path_ns\": [",
         B ? ", " : "", Bench.Name.c_str(), Bench.Pipelined ? Batch : 1L);
@@ -585,12 +686,49 @@ int switchInFlight() {
   return 0;
 }
 
+/// The waits named by --waits' comma-separated \p List (each of poll,
+/// block, default, at most once), or exit status 2 with one line.
+std::vector<WaitTy> parseWaits(const char *List) {
+  std::vector<WaitTy> Out;
+  std::string S(List);
+  for (size_t P = 0; P <= S.size();) {
+    size_t E = S.find(',', P);
+    if (E == std::string::npos)
+      E = S.size();
+    std::string Item = S.substr(P, E - P);
+    const WaitTy *Found = nullptr;
+    for (const WaitTy &W : Waits)
+      if (Item == W.Name)
+        Found = &W;
+    if (!Found) {
+      std::fprintf(stderr,
+                   "kle-bench: error: --waits: unknown wait \"%s\" in "
+                   "\"%s\" (valid: poll, block, default, comma-separated)\n",
+                   Item.c_str(), List);
+      std::exit(2);
+    }
+    for (const WaitTy &W : Out)
+      if (Item == W.Name) {
+        std::fprintf(stderr,
+                     "kle-bench: error: --waits: wait \"%s\" named twice "
+                     "in \"%s\"\n",
+                     Item.c_str(), List);
+        std::exit(2);
+      }
+    Out.push_back(*Found);
+    P = E + 1;
+  }
+  return Out;
+}
+
 /// Parses --interleave's options (every other argument is an error) and runs
 /// interleave().
 int interleaveMain(int argc, char **argv) {
   const char *List = nullptr;
   long Cycles = 200, Warmup = 20, Batch = 64;
   std::vector<long> Teams = {1};
+  std::vector<WaitTy> WaitList;
+  bool WithFloor = false;
   auto Num = [&](const char *Opt, const char *V, long Min, long Max) {
     std::optional<long> N = parseCount(V, Min, Max);
     if (!N) {
@@ -604,8 +742,14 @@ int interleaveMain(int argc, char **argv) {
   };
   for (int I = 1; I < argc; ++I) {
     const char *A = argv[I], *V = I + 1 < argc ? argv[I + 1] : nullptr;
+    if (!std::strcmp(A, "--floor")) {
+      WithFloor = true;
+      continue; // no value
+    }
     if (!std::strcmp(A, "--interleave") && V)
       List = V;
+    else if (!std::strcmp(A, "--waits") && V)
+      WaitList = parseWaits(V);
     else if (!std::strcmp(A, "--cycles") && V)
       Cycles = Num(A, V, 2, 10000000);
     else if (!std::strcmp(A, "--warmup") && V)
@@ -636,15 +780,15 @@ int interleaveMain(int argc, char **argv) {
       std::fprintf(stderr,
                    "kle-bench: error: --interleave mode: unexpected "
                    "argument \"%s\" (options: --interleave LIST "
-                   "--cycles N --warmup N --teams T[,T...] --batch N, "
-                   "each with its value)\n",
+                   "--cycles N --warmup N --teams T[,T...] --batch N "
+                   "--waits W[,W...], each with its value, and --floor)\n",
                    A);
       return 2;
     }
     ++I;
   }
   return interleave(parseInterleave(List ? List : ""), Teams, Cycles, Warmup,
-                    Batch);
+                    Batch, WaitList, WithFloor);
 }
 
 void teamCounts(benchmark::internal::Benchmark *B) {

@@ -287,6 +287,14 @@ def main():
                          "(default %(default)s)")
     ap.add_argument("--teams", default=None,
                     help="--interleave: team counts of the synchronous rows (default 1,1024)")
+    ap.add_argument("--waits", default="",
+                    help="--interleave: the CUDA plugin's waits to pair, each transport and the "
+                         "baseline under each (poll, block, default; comma-separated; default "
+                         "none: the runtime's own). A runtime without the wait switch runs "
+                         "without them, with one note")
+    ap.add_argument("--no-floor", action="store_true",
+                    help="--interleave: leave out the floor (the same work through the CUDA "
+                         "driver directly, kle-floor.h), which is on by default on CUDA devices")
     ap.add_argument("--batch", type=int, default=None,
                     help="--interleave: nowait launches per pipelined batch (0: no pipelined "
                          "rows; default 64, --quick 16)")
@@ -608,7 +616,9 @@ def interleaved(a, env, num, uid, driver, host_only, timer_dir):
     then the distributions, the paired differences and the KLE cost table on
     stdout, and kle-interleaved.json ("paired", "distributions", "kle_cost",
     "samples_ns") and kle-interleaved.csv (the paired rows) in --out, written
-    after each pass. A "paired" entry's "measure" is end_to_end (host clock,
+    after each pass. On a CUDA device the floor (kle-floor.h) is one more
+    unit unless --no-floor: each distribution then has "x_floor" [median,
+    low, high]; every distribution has "cpu_us" and "cpu_per_wall". A "paired" entry's "measure" is end_to_end (host clock,
     pass 1), device_span or kernel_only (kernel timer, pass 2)."""
     np, _ = klebench.require_scipy("kle-compare")
     transports = [t for t in a.transports.split(",")]
@@ -629,7 +639,14 @@ def interleaved(a, env, num, uid, driver, host_only, timer_dir):
         die("--teams wants team counts from 1, comma-separated, not %r" % a.teams)
     if len(set(teams)) != len(teams):
         die("--teams: a team count named twice in %r" % a.teams)
-    units = transports + ["baseline"]
+    waits = [w for w in a.waits.split(",") if w]
+    bad = [w for w in waits if w not in ("poll", "block", "default")]
+    if bad or len(set(waits)) != len(waits):
+        die("--waits: %s (valid: poll, block, default, comma-separated, each once)"
+            % ("unknown wait %r" % bad[0] if bad else "a wait named twice"))
+    floor = not a.no_floor and uid.startswith("CUDA")
+    units = [klebench.unit_name(t, w) for t in transports + ["baseline"]
+             for w in (waits or [""])] + (["floor"] if floor else [])
     launch_s = 30e-6 if host_only else 60e-6
     per_cycle = len(units) * (len(teams) + a.batch) * launch_s
     passes = 2 if timer_dir else 1
@@ -643,12 +660,16 @@ def interleaved(a, env, num, uid, driver, host_only, timer_dir):
         die("this plan would take about %s; use --quick, fewer --cycles or --force" % hms(est))
     cmd = [a.bench, "--interleave", ",".join(transports), "--cycles", str(a.cycles),
            "--warmup", str(a.warmup), "--teams", a.teams, "--batch", str(a.batch)]
+    cmd += (["--waits", ",".join(waits)] if waits else []) + (["--floor"] if floor else [])
     t0 = time.time()
 
     def bench_run(e, what):
         res = run(cmd, e, timeout=TIMEOUT[0])
         if res.returncode:
             failed("kle-bench --interleave failed (%s)" % what, res)
+        for line in res.stderr.splitlines():
+            if line.startswith("kle-bench: note:"):
+                print(line, file=sys.stderr, flush=True)
         print("kle-compare: %s done in %s" % (what, hms(time.time() - t0)),
               file=sys.stderr, flush=True)
         return klebench.parse_interleaved(res.stdout, "kle-compare")
@@ -677,6 +698,9 @@ def interleaved(a, env, num, uid, driver, host_only, timer_dir):
                 w.writerow(dict(meta, **{k: r[k] for k in fields}))
 
     main_run = bench_run(env, "pass 1/%d (end-to-end, host ns in the KLE path)" % passes)
+    # What ran (a runtime without the wait switch runs no wait variants).
+    units = next(iter(main_run.values()))["units"] if main_run else units
+    data["units"] = units
     reports = {}
     for name, b in main_run.items():
         rep = klebench.interleaved_report(b, "kle-compare")
@@ -692,6 +716,9 @@ def interleaved(a, env, num, uid, driver, host_only, timer_dir):
         et = dict(env, LD_LIBRARY_PATH=timer_dir + os.pathsep + env.get("LD_LIBRARY_PATH", ""))
         timed = bench_run(et, "pass 2/2 (kernel-only times and device spans)")
 
+    def ci(m, lo, hi, fmt="%.2f"):
+        return (fmt + " [" + fmt + ".." + fmt + "]") % (m, lo, hi)
+
     # The KLE cost table: one row per transport and benchmark.
     title = "KLE cost per transport, interleaved in one process: device %d (%s), %s" % (
         num, uid, driver)
@@ -703,27 +730,34 @@ def interleaved(a, env, num, uid, driver, host_only, timer_dir):
           "paired differences per cycle, 95%% CI from a block bootstrap over consecutive "
           "cycles" % (a.cycles, a.warmup, "".join(chr(65 + i) for i in range(len(units))),
                       "".join(chr(65 + i) for i in reversed(range(len(units))))))
-    print("\n%-34s %-9s %6s %10s %10s %10s" % ("benchmark", "transport", "n", "median(us)",
-                                               "p90(us)", "p99(us)"))
+    # x floor: the median per-cycle ratio to the floor (the same work through
+    # the CUDA driver directly), with its CI; cpu: the process's CPU time per
+    # launch (median) and CPU time over wall time (1 = one core busy).
+    print("\n%-34s %-14s %6s %10s %10s %10s %-22s %8s %8s" % (
+        "benchmark", "transport", "n", "median(us)", "p90(us)", "p99(us)",
+        "x floor [95% CI]", "cpu(us)", "cpu/wall"))
     for name, (b, rep) in reports.items():
         for u in units:
             d = rep["dist"][u]
-            print("%-34s %-9s %6d %10.2f %10.2f %10.2f" % (
-                name, u, d["n"], d["median_us"], d["p90_us"], d["p99_us"]))
-
-    def ci(m, lo, hi, fmt="%.2f"):
-        return (fmt + " [" + fmt + ".." + fmt + "]") % (m, lo, hi)
+            xf = d.get("x_floor")
+            print("%-34s %-14s %6d %10.2f %10.2f %10.2f %-22s %8s %8s" % (
+                name, u, d["n"], d["median_us"], d["p90_us"], d["p99_us"],
+                ci(*xf) if xf else ("1 (floor)" if u == "floor" else "-"),
+                "%.2f" % d["cpu_us"] if "cpu_us" in d else "-",
+                "%.2f" % d["cpu_per_wall"] if "cpu_per_wall" in d else "-"))
 
     print("\nKLE cost table (us unless marked; '-': not measured here)")
-    print("%-34s %-9s %-24s %-12s %-26s %-26s %-26s %s" % (
+    print("%-34s %-14s %-24s %-12s %-26s %-26s %-26s %s" % (
         "benchmark", "transport", "steady KLE host ns [CI]", "one-time ns",
         "device span - baseline", "kernel-only - baseline", "end-to-end - copy", "verdict"))
     for name, (b, rep) in reports.items():
         pairs = {(p["transport"], p["reference"]): p for p in rep["paired"]}
         tb = timed.get(name)
         for i, u in enumerate(units):
-            if u == "baseline":
+            what, wait = klebench.unit_parts(u)
+            if what in ("baseline", "floor"):
                 continue
+            base_u, copy_u = (klebench.unit_name(r, wait) for r in ("baseline", "copy"))
             m, lo, hi = klebench.paired_median_ci(b["path_ns"][:, i])
             row = {"benchmark": name, "transport": u, "steady_path_ns": m,
                    "steady_path_ns_ci": [lo, hi],
@@ -734,32 +768,32 @@ def interleaved(a, env, num, uid, driver, host_only, timer_dir):
                 if col is None:
                     cells.append("-")
                     continue
-                base = units.index("baseline")
+                base = units.index(base_u)
                 dm, dlo, dhi = klebench.paired_median_ci(col[:, i] - col[:, base])
                 row[label + "_minus_baseline_us"] = [dm, dlo, dhi]
                 cells.append(ci(dm, dlo, dhi))
                 data["paired"].append({"benchmark": name, "measure": label,
-                                       "transport": u, "reference": "baseline",
+                                       "transport": u, "reference": base_u,
                                        "median_diff_us": dm, "ci_low_us": dlo,
                                        "ci_high_us": dhi,
-                                       "verdict": klebench.verdict(dlo, dhi, "baseline")})
-            p = pairs.get((u, "copy"))
-            if p and u != "copy":
+                                       "verdict": klebench.verdict(dlo, dhi, base_u)})
+            p = pairs.get((u, copy_u))
+            if p and u != copy_u:
                 cells.append(ci(p["median_diff_us"], p["ci_low_us"], p["ci_high_us"]))
                 verdict = p["verdict"]
                 row["end_to_end_minus_copy_us"] = [p["median_diff_us"], p["ci_low_us"],
                                                    p["ci_high_us"]]
             else:
-                cells.append("-" if u != "copy" else "(reference)")
+                cells.append("-" if u != copy_u else "(reference)")
                 verdict = "-"
             row["verdict"] = verdict
             data["kle_cost"].append(row)
-            print("%-34s %-9s %-24s %-12s %-26s %-26s %-26s %s" % tuple(
+            print("%-34s %-14s %-24s %-12s %-26s %-26s %-26s %s" % tuple(
                 [name, u] + cells + [verdict]))
     print("\npaired end-to-end differences (transport - reference, us)")
     for name, (b, rep) in reports.items():
         for p in rep["paired"]:
-            print("%-34s %-9s - %-8s %s  %s" % (
+            print("%-34s %-14s - %-14s %s  %s" % (
                 name, p["transport"], p["reference"],
                 ci(p["median_diff_us"], p["ci_low_us"], p["ci_high_us"]), p["verdict"]))
     save_or_die(write, "the results into --out %s" % a.out, "kle-compare", data)

@@ -374,29 +374,73 @@ def verdict(low, high, reference="copy"):
     return "not resolved"
 
 
+def unit_parts(unit):
+    """(what, wait) of an interleaved unit name: "resident" -> ("resident",
+    ""), "copy/poll" -> ("copy", "poll"); what is a transport, "baseline"
+    (no KLE) or "floor" (the CUDA driver doing the same work, kle-floor.h)."""
+    what, _, wait = unit.partition("/")
+    return what, wait
+
+
+def unit_name(what, wait):
+    """The unit name of what under wait ("" = no wait axis)."""
+    return what + "/" + wait if wait else what
+
+
 def interleaved_report(bench, prog="klebench"):
-    """Per-transport distributions and pairs from one parse_interleaved()
-    benchmark: {"dist": {unit: distribution}, "paired": [{"transport",
-    "reference", "median_diff_us", "ci_low_us", "ci_high_us", "verdict"}],
-    "steady_path_ns": {unit: median}, "one_time_path_ns": {unit: ns}}."""
+    """Per-unit distributions and pairs from one parse_interleaved()
+    benchmark: {"dist": {unit: distribution, plus "x_floor" [median, ci_low,
+    ci_high] (the median per-cycle ratio to the floor, block-bootstrap CI)
+    with a floor unit, and "cpu_us" (median process CPU time per launch)
+    and "cpu_per_wall" (CPU time / wall time over all its samples) with
+    cpu_ns samples}, "paired": [{"transport", "reference",
+    "median_diff_us", "ci_low_us", "ci_high_us", "verdict"}] (each
+    transport against copy and the baseline under the same wait, then each
+    unit under another wait against the same unit under "block", else
+    under the first wait), "steady_path_ns": {unit: median},
+    "one_time_path_ns": {unit: ns}}."""
     np, _ = require_scipy(prog)
     units, ns = bench["units"], bench["samples"]
     us = ns / 1e3
     col = {u: us[:, i] for i, u in enumerate(units)}
     rep = {"dist": {u: distribution(col[u]) for u in units}, "paired": [],
            "steady_path_ns": {}, "one_time_path_ns": {}}
+
+    def pair(u, ref):
+        m, lo, hi = paired_median_ci(col[u] - col[ref])
+        rep["paired"].append({"transport": u, "reference": ref, "median_diff_us": m,
+                              "ci_low_us": lo, "ci_high_us": hi,
+                              "verdict": verdict(lo, hi, ref)})
+
+    kle_units = [u for u in units if unit_parts(u)[0] not in ("baseline", "floor")]
     for ref in ("copy", "baseline"):
-        if ref not in col:
-            continue
+        for u in kle_units:
+            r = unit_name(ref, unit_parts(u)[1])
+            if r != u and r in col:
+                pair(u, r)
+    waits = []
+    for u in units:
+        w = unit_parts(u)[1]
+        if w and w not in waits:
+            waits.append(w)
+    if len(waits) > 1:
+        ref_wait = "block" if "block" in waits else waits[0]
         for u in units:
-            if u == ref or u == "baseline":
-                continue
-            m, lo, hi = paired_median_ci(col[u] - col[ref])
-            rep["paired"].append({"transport": u, "reference": ref, "median_diff_us": m,
-                                  "ci_low_us": lo, "ci_high_us": hi,
-                                  "verdict": verdict(lo, hi, ref)})
+            what, w = unit_parts(u)
+            r = unit_name(what, ref_wait)
+            if w and w != ref_wait and r in col:
+                pair(u, r)
+    if "floor" in col:
+        for u in units:
+            if u != "floor":
+                rep["dist"][u]["x_floor"] = list(paired_median_ci(col[u] / col["floor"]))
+    if "cpu_ns" in bench:
+        for i, u in enumerate(units):
+            cpu = bench["cpu_ns"][:, i]
+            rep["dist"][u]["cpu_us"] = float(np.median(cpu)) / 1e3
+            rep["dist"][u]["cpu_per_wall"] = float(cpu.sum() / ns[:, i].sum())
     for i, u in enumerate(units):
-        if u == "baseline":
+        if u not in kle_units:
             continue
         steady = float(np.median(bench["path_ns"][:, i]))
         rep["steady_path_ns"][u] = steady

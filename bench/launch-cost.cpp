@@ -10,21 +10,34 @@
 // launch-cost.py: instructions under callgrind, latency from interleaved
 // pairs of processes; test/host/launch_path_calls.test):
 //
-//   launch-cost KIND N [SAMPLES]
+//   launch-cost KIND N [SAMPLES [floor]]
+//   launch-cost floor N [SAMPLES]
 //   launch-cost devices     (prints "<device number> <uid>" per device)
 //
 // KIND: reduction (one 1-team target region with a cross-team reduction and a
 // tofrom map, completed before the next: the launch that carries a KLE),
-// baseline (the same region without the reduction: no KLE), nowait (a
+// baseline (the same region without the reduction: no KLE); reduction:T and
+// baseline:T run T teams (1 to 65536) instead, and a suffix @P (2 to 64) runs
+// them from P host threads at once, each N regions (figures per region of one
+// thread: wall / N, and the process's CPU time / N); nowait (a
 // pipelined batch: N nowait regions, 8 teams, with a reduction, at most 64 in
 // flight, then a taskwait). One region runs first, outside the count, so
 // device and image initialisation are start-up. With SAMPLES, the N regions
 // run SAMPLES times and each batch's steady-clock time per region (ns) is
-// printed, one line "ns_per_region <value>" each. Always prints a checksum
-// line. Device: KLE_BENCH_DEVICE, else the default device. Exit status 2 on
-// bad arguments.
+// printed, one line "ns_per_region <value>" each, then the process's CPU
+// time per region (getrusage, every thread), "cpu_ns_per_region <value>".
+// With "floor", each sample also runs the same work through the CUDA driver
+// directly (kle-floor.h: N synchronous regions, or for nowait a batch of N),
+// first or second in alternate samples, printing "floor_ns_per_region" and
+// "floor_cpu_ns_per_region" lines. KIND floor runs the floor's synchronous
+// region alone (no target region after the start-up one). Always prints a
+// checksum line. Device: KLE_BENCH_DEVICE, else the default device. Exit
+// status 2 on bad arguments, with one line when the floor cannot be opened
+// or fails.
 //
 //===----------------------------------------------------------------------===//
+
+#include "kle-floor.h"
 
 #include <omp.h>
 
@@ -32,23 +45,25 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <string>
 
 namespace {
 
 constexpr int LoopTrip = 64;
 
-[[gnu::noinline]] long reduction(int Dev) {
+[[gnu::noinline]] long reduction(int Dev, int Teams) {
   long S = 0;
-#pragma omp target teams distribute parallel for device(Dev) num_teams(1)     \
+#pragma omp target teams distribute parallel for device(Dev) num_teams(Teams) \
     reduction(+ : S) map(tofrom : S)
   for (int I = 0; I < LoopTrip; ++I)
     S += I;
   return S;
 }
 
-[[gnu::noinline]] long baseline(int Dev) {
+[[gnu::noinline]] long baseline(int Dev, int Teams) {
   long S = 0;
-#pragma omp target teams distribute parallel for device(Dev) num_teams(1)     \
+#pragma omp target teams distribute parallel for device(Dev) num_teams(Teams) \
     map(tofrom : S)
   for (int I = 0; I < LoopTrip; ++I)
     if (I == 0)
@@ -98,13 +113,37 @@ int main(int argc, char **argv) {
     return 0;
   }
   long N = 0, Samples = 0;
-  const char *Kind = argc > 1 ? argv[1] : "";
-  bool Known = !std::strcmp(Kind, "reduction") ||
-               !std::strcmp(Kind, "baseline") || !std::strcmp(Kind, "nowait");
-  if (argc < 3 || argc > 4 || !Known || !parseCount(argv[2], N) ||
-      (argc == 4 && (!parseCount(argv[3], Samples) || Samples == 0))) {
-    std::fprintf(stderr, "usage: launch-cost reduction|baseline|nowait "
-                         "REGIONS [SAMPLES] | launch-cost devices\n");
+  std::string KindArg = argc > 1 ? argv[1] : "";
+  long Teams = 1, Threads = 1;
+  bool TeamsOk = true;
+  if (size_t At = KindArg.find('@'); At != std::string::npos) {
+    TeamsOk = parseCount(KindArg.c_str() + At + 1, Threads) && Threads >= 2 &&
+              Threads <= kle::FloorTy::MaxLanes;
+    KindArg.resize(At);
+    TeamsOk &= KindArg.rfind("reduction", 0) == 0 ||
+               KindArg.rfind("baseline", 0) == 0;
+  }
+  if (size_t Colon = KindArg.find(':'); Colon != std::string::npos) {
+    TeamsOk = TeamsOk && parseCount(KindArg.c_str() + Colon + 1, Teams) &&
+              Teams >= 1 && Teams <= 65536;
+    KindArg.resize(Colon);
+    TeamsOk &= KindArg == "reduction" || KindArg == "baseline";
+  }
+  const char *Kind = KindArg.c_str();
+  const bool FloorOnly = !std::strcmp(Kind, "floor");
+  bool Known = TeamsOk && (!std::strcmp(Kind, "reduction") ||
+                           !std::strcmp(Kind, "baseline") ||
+                           !std::strcmp(Kind, "nowait") || FloorOnly);
+  const bool WithFloor =
+      FloorOnly || (argc == 5 && !std::strcmp(argv[4], "floor"));
+  if (argc < 3 || argc > (FloorOnly ? 4 : 5) || !Known ||
+      !parseCount(argv[2], N) ||
+      (argc >= 4 && (!parseCount(argv[3], Samples) || Samples == 0)) ||
+      (argc == 5 && !WithFloor)) {
+    std::fprintf(stderr, "usage: launch-cost reduction[:TEAMS][@THREADS]|"
+                         "baseline[:TEAMS][@THREADS]|nowait REGIONS [SAMPLES "
+                         "[floor]] | launch-cost floor REGIONS [SAMPLES] | "
+                         "launch-cost devices\n");
     return 2;
   }
   int Dev = omp_get_default_device();
@@ -122,19 +161,88 @@ int main(int argc, char **argv) {
     long S = 0;
     if (Kind[0] == 'n')
       return nowaitBatch(Dev, Count);
+    if (Threads == 1) {
+      for (long I = 0; I < Count; ++I)
+        S += Kind[0] == 'r' ? reduction(Dev, int(Teams))
+                            : baseline(Dev, int(Teams));
+      return S;
+    }
+#pragma omp parallel num_threads(Threads) reduction(+ : S)
     for (long I = 0; I < Count; ++I)
-      S += Kind[0] == 'r' ? reduction(Dev) : baseline(Dev);
+      S += Kind[0] == 'r' ? reduction(Dev, int(Teams))
+                          : baseline(Dev, int(Teams));
     return S;
   };
   long Sum = Run(1); // start-up: device and image initialisation
-  for (long R = 0; R < (Samples ? Samples : 1); ++R) {
+  std::unique_ptr<kle::FloorTy> Floor;
+  std::string Err;
+  if (WithFloor) {
+    int Ordinal = kle::cudaOrdinal(Dev, omp_get_uid_from_device);
+    if (Ordinal < 0)
+      Err = "device " + std::to_string(Dev) + " is not a CUDA device";
+    else
+      Floor = kle::FloorTy::open(Ordinal, LoopTrip, Err, int(Threads));
+    if (!Floor || !(Kind[0] == 'n' ? Floor->batch(1, 8, Err)
+                                   : Floor->region(int(Teams), Err))) {
+      std::fprintf(stderr, "launch-cost: error: the floor: %s\n", Err.c_str());
+      return 2;
+    }
+  }
+  auto RunFloor = [&](long Count) {
+    bool Ok = true;
+    if (Kind[0] == 'n')
+      Ok = !Count || Floor->batch(static_cast<int>(Count), 8, Err);
+    if (Kind[0] != 'n' && Threads > 1) {
+#pragma omp parallel num_threads(Threads)
+      {
+        std::string E;
+        bool Mine = true;
+        for (long I = 0; Mine && I < Count; ++I)
+          Mine = Floor->region(int(Teams), E, omp_get_thread_num());
+#pragma omp critical
+        if (!Mine) {
+          Ok = false;
+          Err = E;
+        }
+      }
+      Count = 0;
+    }
+    for (long I = 0; Ok && Kind[0] != 'n' && I < Count; ++I)
+      Ok = Floor->region(int(Teams), Err);
+    if (!Ok) {
+      std::fprintf(stderr, "launch-cost: error: the floor: %s\n", Err.c_str());
+      std::exit(2);
+    }
+  };
+  // Times Fn(N): prints "<Prefix>ns_per_region" and "<Prefix>cpu_ns_per_region".
+  auto Timed = [&](const char *Prefix, auto Fn) {
+    const uint64_t Cpu0 = kle::processCpuNs();
     auto T0 = std::chrono::steady_clock::now();
-    Sum += Run(N);
+    Fn(N);
     auto T1 = std::chrono::steady_clock::now();
-    if (Samples && N)
-      std::printf("ns_per_region %.1f\n",
+    const uint64_t Cpu1 = kle::processCpuNs();
+    if (Samples && N) {
+      std::printf("%sns_per_region %.1f\n", Prefix,
                   std::chrono::duration<double, std::nano>(T1 - T0).count() /
                       static_cast<double>(N));
+      std::printf("%scpu_ns_per_region %.1f\n", Prefix,
+                  double(Cpu1 - Cpu0) / static_cast<double>(N));
+    }
+  };
+  for (long R = 0; R < (Samples ? Samples : 1); ++R) {
+    auto Region = [&] { Timed("", [&](long C) { Sum += Run(C); }); };
+    auto FloorSample = [&] { Timed("floor_", RunFloor); };
+    if (FloorOnly)
+      FloorSample();
+    else if (!Floor)
+      Region();
+    else if (R % 2 == 0) { // alternate which goes first
+      Region();
+      FloorSample();
+    } else {
+      FloorSample();
+      Region();
+    }
   }
   std::printf("%s regions done, checksum %ld\n", Kind, Sum);
   return 0;

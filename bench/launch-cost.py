@@ -19,11 +19,17 @@ the stock runs, which the binary's RUNPATH does not override).
       the counted calls per region of the fork's reduction region, and exit
       status 1 if a forbidden one is not 0 per region (the regression check
       of test/host/launch_path_calls.test).
-  launch-cost.py latency --stock DIR:DIR [--pairs P]
-      host-device reduction-region latency: P interleaved pairs of processes
-      (fork, stock; the order alternates pair by pair), each printing the
-      median of its samples of ns per region; the fork/stock ratio per pair,
-      their median and a 95% bootstrap CI of it (numpy).
+  launch-cost.py latency --stock DIR:DIR [--pairs P] [--device host|cuda]
+                         [--kind reduction[:T][@P]|baseline[:T][@P]|nowait]
+      region latency (default: the host device's reduction region): P
+      interleaved pairs of processes (fork, stock; the order alternates pair
+      by pair), each printing the median of its samples of ns per region and
+      of the process's CPU time per region (getrusage); the fork/stock ratio
+      per pair, their median and a 95% CI (klebench.paired_median_ci over the
+      pairs in order). On the CUDA driver stand-in (--device cuda) each
+      process also runs the floor (kle-floor.h: the same work through the
+      CUDA driver directly) sample by sample, and fork and stock are each
+      reported as a multiple of it, with its CI.
 
 Counts repeat from run to run; times do not: only the latency mode times,
 and only as a paired ratio. JSON of every figure goes to --out.
@@ -228,42 +234,71 @@ def calls(a):
 
 
 def latency(a):
-    try:
-        import numpy as np
-    except ImportError:
-        die("the latency mode needs numpy (Debian package python3-numpy; /usr/bin/python3)")
+    klebench.require_scipy(PROG)
+    import numpy as np
+    dev = "cuda" if a.device == "cuda" else "host"
+    floor = dev == "cuda"
     pairs = []
     for i in range(a.pairs):
         order = ("fork", "stock") if i % 2 == 0 else ("stock", "fork")
         got = {}
         for rt in order:
-            cmd = [a.bench, "reduction", str(a.regions), str(a.samples)]
+            cmd = [a.bench, a.kind, str(a.regions), str(a.samples)] + (["floor"] if floor else [])
             try:
-                r = subprocess.run(cmd, env=env_for(a, rt, "host"), capture_output=True,
+                r = subprocess.run(cmd, env=env_for(a, rt, dev), capture_output=True,
                                    text=True, timeout=a.timeout)
             except subprocess.TimeoutExpired:
                 die("%s (%s) timed out after %d s (--timeout)" % (" ".join(cmd), rt, a.timeout))
             if r.returncode:
                 die("%s (%s) failed with status %d: %s" % (" ".join(cmd), rt, r.returncode,
-                                                           r.stderr[-400:].strip()))
-            v = [float(l.split()[1]) for l in r.stdout.splitlines() if l.startswith("ns_per_region ")]
-            got[rt] = statistics.median(v)
+                                                           klebench.complaint(r.stderr)))
+            v = {}
+            for line in r.stdout.splitlines():
+                k, _, x = line.partition(" ")
+                if k.endswith("ns_per_region"):
+                    v.setdefault(k, []).append(float(x))
+            if not v.get("ns_per_region") or (floor and not v.get("floor_ns_per_region")):
+                die("%s (%s) printed no samples: %s" % (" ".join(cmd), rt, r.stdout[-200:]))
+            got[rt] = {k: statistics.median(x) for k, x in v.items()}
+            if floor:
+                # Paired in the process: each sample's region over its floor.
+                got[rt]["x_floor"] = statistics.median(
+                    x / f for x, f in zip(v["ns_per_region"], v["floor_ns_per_region"]))
         pairs.append(got)
         print("pair %d: fork %.0f ns, stock %.0f ns, ratio %.3f" %
-              (i + 1, got["fork"], got["stock"], got["fork"] / got["stock"]), file=sys.stderr)
-    ratios = np.array([p["fork"] / p["stock"] for p in pairs])
-    rng = np.random.default_rng(1)
-    boots = np.median(rng.choice(ratios, size=(10000, len(ratios)), replace=True), axis=1)
-    lo, hi = np.percentile(boots, [2.5, 97.5])
-    res = {"pairs": pairs, "regions_per_sample": a.regions, "samples": a.samples,
-           "median_ratio": float(np.median(ratios)), "ci95": [float(lo), float(hi)],
-           "fork_median_ns": statistics.median(p["fork"] for p in pairs),
-           "stock_median_ns": statistics.median(p["stock"] for p in pairs)}
-    print("HOST DEVICE reduction-region latency, %d interleaved pairs of processes "
-          "(each: median of %d samples of %d regions)" % (a.pairs, a.samples, a.regions))
-    print("fork %.0f ns, stock %.0f ns per region (medians over pairs)"
-          % (res["fork_median_ns"], res["stock_median_ns"]))
-    print("median ratio fork/stock %.3f, 95%% CI [%.3f, %.3f]" % (res["median_ratio"], lo, hi))
+              (i + 1, got["fork"]["ns_per_region"], got["stock"]["ns_per_region"],
+               got["fork"]["ns_per_region"] / got["stock"]["ns_per_region"]), file=sys.stderr)
+    ratio = klebench.paired_median_ci(
+        [p["fork"]["ns_per_region"] / p["stock"]["ns_per_region"] for p in pairs])
+    res = {"device": dev, "kind": a.kind, "pairs": pairs, "regions_per_sample": a.regions,
+           "samples": a.samples, "median_ratio": ratio[0], "ci95": list(ratio[1:])}
+    for rt in ("fork", "stock"):
+        for k in ("ns_per_region", "cpu_ns_per_region", "floor_ns_per_region",
+                  "floor_cpu_ns_per_region"):
+            if k in pairs[0][rt]:
+                res["%s_%s" % (rt, k)] = statistics.median(p[rt][k] for p in pairs)
+        if floor:
+            res[rt + "_x_floor"] = list(klebench.paired_median_ci([p[rt]["x_floor"] for p in pairs]))
+    where = "CUDA DRIVER STAND-IN (host-side overhead only)" if dev == "cuda" else "HOST DEVICE"
+    print("%s %s-region latency, %d interleaved pairs of processes (each: median of %d "
+          "samples of %d regions)" % (where, a.kind, a.pairs, a.samples, a.regions))
+    for rt in ("fork", "stock"):
+        line = "%s %.0f ns per region (median over pairs), CPU %.0f ns per region (%.2f x wall)" % (
+            rt, res[rt + "_ns_per_region"], res[rt + "_cpu_ns_per_region"],
+            res[rt + "_cpu_ns_per_region"] / res[rt + "_ns_per_region"])
+        if floor:
+            line += "; %.2f x floor [%.2f, %.2f]" % tuple(res[rt + "_x_floor"])
+        print(line)
+    if floor:
+        # The floor of the fork's processes and of stock's: the same program.
+        f = [p[rt]["floor_ns_per_region"] for p in pairs for rt in ("fork", "stock")]
+        fc = [p[rt]["floor_cpu_ns_per_region"] for p in pairs for rt in ("fork", "stock")]
+        res["floor_ns_per_region"] = statistics.median(f)
+        res["floor_cpu_ns_per_region"] = statistics.median(fc)
+        print("floor %.0f ns per region (median over processes), CPU %.0f ns per region "
+              "(%.2f x wall)" % (res["floor_ns_per_region"], res["floor_cpu_ns_per_region"],
+                                 res["floor_cpu_ns_per_region"] / res["floor_ns_per_region"]))
+    print("median ratio fork/stock %.3f, 95%% CI [%.3f, %.3f]" % ratio)
     return res
 
 
@@ -277,7 +312,13 @@ def main():
     ap.add_argument("--no-stock", action="store_true", help="instructions: the fork only")
     ap.add_argument("--before", default="", help="instructions: also rows 'before' with the "
                     "libomptarget and libomp in this directory (e.g. the fork without some patches)")
-    ap.add_argument("--device", default="both", choices=("cuda", "host", "both"))
+    ap.add_argument("--device", default="both", choices=("cuda", "host", "both"),
+                    help="instructions and calls: where (default both); latency: host "
+                         "(default) or cuda (the stand-in, with the floor)")
+    ap.add_argument("--kind", default="reduction",
+                    help="latency: the region, reduction[:TEAMS][@THREADS], "
+                         "baseline[:TEAMS][@THREADS] (from THREADS host threads at once) or "
+                         "nowait (default reduction, 1 team, 1 thread)")
     ap.add_argument("--launches", default="50,150", help="N1,N2 regions per callgrind run")
     ap.add_argument("--forbid", default="dlsym,strtol")
     ap.add_argument("--repeat", type=int, default=1, help="pairs of runs per row (median)")
@@ -297,6 +338,13 @@ def main():
         # N1 = 0 would leave the first region's one-time work (device and
         # image initialization) in the difference.
         die("--launches wants 1 <= N1 < N2, not %r" % a.launches)
+    kt, _, p = a.kind.partition("@")
+    k, _, t = kt.partition(":")
+    if k not in ("reduction", "baseline", "nowait") or (
+            ":" in kt and (k == "nowait" or not t.isdigit() or not 1 <= int(t) <= 65536)) or (
+            "@" in a.kind and (k == "nowait" or not p.isdigit() or not 2 <= int(p) <= 64)):
+        die("--kind wants reduction[:TEAMS][@THREADS], baseline[:TEAMS][@THREADS] (1 to "
+            "65536 teams, 2 to 64 host threads) or nowait, not %r" % a.kind)
     for name in ("repeat", "pairs", "regions", "samples"):
         if getattr(a, name) < 1:
             die("--%s wants a number from 1, not %d" % (name, getattr(a, name)))
@@ -314,6 +362,8 @@ def main():
         die("%s is not an executable; build bench/ (README)" % a.bench)
     if a.mode != "latency" and not shutil.which(a.valgrind):
         die("valgrind not found (Debian package 'valgrind')")
+    if a.mode == "latency" and a.device == "both":
+        a.device = "host"
     if a.mode != "calls" and a.device != "host" and not os.path.exists(
             os.path.join(a.standin, "libcuda.so.1")):
         die("no CUDA driver stand-in at %s (build the fork's tests)" % a.standin)

@@ -5,11 +5,14 @@
 #   1. records the machine (nvidia-smi, driver, bundle manifest);
 #   2. runs test/gpu's programs under each transport (outputs checked later,
 #      on the build machine, with `bench/gpu-bundle.sh verify`);
-#   3. runs bench/kle-compare.py --interleave: every transport and the no-KLE
-#      baseline switched launch by launch in one process (end-to-end times,
-#      host ns in the KLE path), then a second such process through the
-#      bundle's kernel timer (kernel-only times and device spans): the KLE
-#      cost table and paired differences with CIs (kle-interleaved.json);
+#   3. runs bench/kle-compare.py --interleave --waits poll,block: every
+#      transport and the no-KLE baseline, each under the CUDA plugin's
+#      polling and blocking wait, and the floor (the same work through the
+#      CUDA driver directly), switched launch by launch in one process
+#      (end-to-end times, CPU time, host ns in the KLE path), then a second
+#      such process through the bundle's kernel timer (kernel-only times and
+#      device spans): multiples of the floor, the KLE cost table and paired
+#      differences with CIs (kle-interleaved.json);
 #   4. runs bench/kle-compare.py the per-process way (rounds of one process
 #      per transport, as before) and bench/kle-plot.py;
 #   5. prints the KLE stats line of each transport for 1000 launches;
@@ -18,7 +21,7 @@
 #      bin/zerocopy-read (one mapped-memory read from one and from 132 SMs),
 #      under ncu's L2 sysmem hit/miss counters too when ncu is present.
 # Usage: run-gpu.sh [RESULTS_DIR]   (default: $OUT if set, else ./kle-results)
-# Tunables: KLE_CYCLES (2000 interleaved cycles per benchmark), KLE_ROUNDS
+# Tunables: KLE_CYCLES (1000 interleaved cycles per benchmark), KLE_ROUNDS
 # (2), KLE_MIN_TIME (0.05 s), KLE_LATENCY_SAMPLES (1000),
 # KLE_CUDA_DRIVER (path of libcuda.so.1; default: /usr/local/nvidia/lib64,
 # then ldconfig), KLE_TEST_TIMEOUT (30 s per GPU test run), KLE_RUN_TIMEOUT
@@ -66,7 +69,7 @@ command -v python3 >/dev/null || die "python3 is needed for the comparison"
 # The tunables, checked before anything runs: a bad value must not cost the
 # run's GPU tests first.
 rounds=${KLE_ROUNDS:-2} min_time=${KLE_MIN_TIME:-0.05} samples=${KLE_LATENCY_SAMPLES:-1000}
-cycles=${KLE_CYCLES:-2000}
+cycles=${KLE_CYCLES:-1000}
 test_timeout=${KLE_TEST_TIMEOUT:-30} run_timeout=${KLE_RUN_TIMEOUT:-120}
 is_int() { [[ $1 =~ ^[0-9]{1,9}$ ]]; }
 { is_int "$rounds" && [ $((10#$rounds)) -ge 2 ]; } \
@@ -95,14 +98,15 @@ force=${KLE_FORCE:-0}
   || die "KLE_AB_MIN_TIME=$ab_min_time: want a positive number of seconds per benchmark (for example 0.05)"
 
 # The plan's time on an H200, printed before anything runs: GPU tests 8 s;
-# interleaved: (cycles + 20 warm-up) x 5 units x (2 synchronous launches at
+# interleaved: (cycles + 20 warm-up) x 11 units (4 transports and the
+# baseline under 2 waits, and the floor) x (2 synchronous launches at
 # 100 us + a batch of 64 pipelined at 40 us), twice (the kernel timer's
 # pass); per-process: 87 s per round at 0.05 s and 1000 samples (scaled);
 # KLE stats 10 s; DeviceRTL A/B: about 50 s per round at 0.05 s (scaled),
 # plus 20 s for the read microbenchmark.
 est=$(awk -v c="$cycles" -v r="$rounds" -v m="$min_time" -v n="$samples" \
           -v ar="$ab_rounds" -v am="$ab_min_time" 'BEGIN {
-  il = 2 * ((c + 20) * 5 * (2 * 100e-6 + 64 * 40e-6) + 1)
+  il = 2 * ((c + 20) * 11 * (2 * 100e-6 + 64 * 40e-6) + 1)
   pp = r * (80 * m / 0.05 + 7 * n / 1000)
   ab = ar * 50 * am / 0.05 + 20
   printf "%d %d %d %d %d", 8 + il + pp + 10, il, pp, ab, 8 + il + pp + 10 + ab }')
@@ -240,8 +244,8 @@ while IFS=$'\t' read -r test envs prefixes; do
   n=$((n + 1))
 done < "$B/gpu-tests.plan"
 
-step "interleaved comparison (one process, transports switched per launch)"
-python3 "$B/bench/kle-compare.py" --bench "$B/bin/kle-bench" --interleave \
+step "interleaved comparison (one process, transports, waits and the floor switched per launch)"
+python3 "$B/bench/kle-compare.py" --bench "$B/bin/kle-bench" --interleave --waits poll,block \
   --cycles "$cycles" --kernel-times "$B/lib/kernel-timer" --timeout "$run_timeout" \
   --out "$R" | tee "$R/compare.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || echo "kle-offload: warning: the interleaved comparison failed (see above); going on"

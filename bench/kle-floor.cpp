@@ -1,0 +1,227 @@
+//===-- kle-floor.cpp - The raw-driver floor of a target region -----------===//
+//
+// Part of kle-offload, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// See kle-floor.h. The driver is reached through dlsym on the library the
+// CUDA plugin loaded, under the versioned names the driver exports (no CUDA
+// header or driver stub is needed to build this file). KLE_FLOOR_CUBIN, set
+// by bench/CMakeLists.txt, is the path of kle-floor.cu's sm_90 cubin, which
+// is embedded here; without it the floor reports that it was not built.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kle-floor.h"
+
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <type_traits>
+
+#if defined(KLE_FLOOR_CUBIN) && !defined(__NVPTX__) && !defined(__AMDGPU__)
+__asm__(".pushsection .rodata.kle_floor_cubin,\"a\",@progbits\n"
+        ".balign 16\n"
+        ".globl kle_floor_cubin\n"
+        ".hidden kle_floor_cubin\n"
+        "kle_floor_cubin:\n"
+        ".incbin \"" KLE_FLOOR_CUBIN "\"\n"
+        ".byte 0\n"
+        ".popsection\n");
+extern "C" const unsigned char kle_floor_cubin[];
+#define KLE_FLOOR_IMAGE kle_floor_cubin
+#endif
+
+namespace kle {
+
+using CUresultTy = int;
+using CUdeviceptrTy = unsigned long long;
+
+struct FloorTy::ApiTy {
+  CUresultTy (*Init)(unsigned);
+  CUresultTy (*DeviceGet)(int *, int);
+  CUresultTy (*CtxCreate)(void **, unsigned, int);
+  CUresultTy (*CtxDestroy)(void *);
+  CUresultTy (*CtxSetCurrent)(void *);
+  CUresultTy (*ModuleLoadData)(void **, const void *);
+  CUresultTy (*ModuleUnload)(void *);
+  CUresultTy (*ModuleGetFunction)(void **, void *, const char *);
+  CUresultTy (*StreamCreate)(void **, unsigned);
+  CUresultTy (*StreamDestroy)(void *);
+  CUresultTy (*StreamSynchronize)(void *);
+  CUresultTy (*MemAlloc)(CUdeviceptrTy *, size_t);
+  CUresultTy (*MemFree)(CUdeviceptrTy);
+  CUresultTy (*MemAllocHost)(void **, size_t);
+  CUresultTy (*MemFreeHost)(void *);
+  CUresultTy (*MemcpyHtoDAsync)(CUdeviceptrTy, const void *, size_t, void *);
+  CUresultTy (*MemcpyDtoHAsync)(void *, CUdeviceptrTy, size_t, void *);
+  CUresultTy (*LaunchKernel)(void *, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, unsigned, unsigned, void *, void **,
+                             void **);
+  CUresultTy (*GetErrorName)(CUresultTy, const char **);
+};
+
+namespace {
+
+/// The driver's entry points, looked up once; nullptr and \p Err when the
+/// driver cannot be loaded or lacks one.
+const FloorTy::ApiTy *driverApi(std::string &Err) {
+  static FloorTy::ApiTy Api;
+  static std::string Missing = [] {
+    // The handle the CUDA plugin opened (DYNAMIC_CUDA_PATH "libcuda.so"),
+    // else the same names in the loader's order.
+    void *H = dlopen("libcuda.so", RTLD_LAZY | RTLD_NOLOAD);
+    if (!H)
+      H = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (!H)
+      H = dlopen("libcuda.so", RTLD_LAZY);
+    if (!H)
+      H = dlopen("libcuda.so.1", RTLD_LAZY);
+    if (!H)
+      return std::string("no CUDA driver library (libcuda.so, libcuda.so.1) "
+                         "could be loaded");
+    std::string Miss;
+    auto Get = [&](auto &Fn, const char *Name) {
+      Fn = reinterpret_cast<std::remove_reference_t<decltype(Fn)>>(
+          dlsym(H, Name));
+      if (!Fn)
+        Miss += Miss.empty() ? Name : std::string(", ") + Name;
+    };
+    Get(Api.Init, "cuInit");
+    Get(Api.DeviceGet, "cuDeviceGet");
+    Get(Api.CtxCreate, "cuCtxCreate_v2");
+    Get(Api.CtxDestroy, "cuCtxDestroy_v2");
+    Get(Api.CtxSetCurrent, "cuCtxSetCurrent");
+    Get(Api.ModuleLoadData, "cuModuleLoadData");
+    Get(Api.ModuleUnload, "cuModuleUnload");
+    Get(Api.ModuleGetFunction, "cuModuleGetFunction");
+    Get(Api.StreamCreate, "cuStreamCreate");
+    Get(Api.StreamDestroy, "cuStreamDestroy_v2");
+    Get(Api.StreamSynchronize, "cuStreamSynchronize");
+    Get(Api.MemAlloc, "cuMemAlloc_v2");
+    Get(Api.MemFree, "cuMemFree_v2");
+    Get(Api.MemAllocHost, "cuMemAllocHost_v2");
+    Get(Api.MemFreeHost, "cuMemFreeHost");
+    Get(Api.MemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
+    Get(Api.MemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
+    Get(Api.LaunchKernel, "cuLaunchKernel");
+    Get(Api.GetErrorName, "cuGetErrorName");
+    return Miss.empty() ? Miss : "the CUDA driver lacks " + Miss;
+  }();
+  if (!Missing.empty()) {
+    Err = Missing;
+    return nullptr;
+  }
+  return &Api;
+}
+
+} // namespace
+
+bool FloorTy::check(int Res, const char *What, std::string &Err) {
+  if (!Res)
+    return true;
+  const char *Name = nullptr;
+  if (Api->GetErrorName(Res, &Name) || !Name)
+    Name = "unknown error";
+  Err = std::string(What) + " failed: " + Name + " (" +
+        std::to_string(Res) + ")";
+  return false;
+}
+
+std::unique_ptr<FloorTy> FloorTy::open(int Ordinal, int LoopTrip,
+                                       std::string &Err, int Lanes) {
+#ifndef KLE_FLOOR_IMAGE
+  (void)Ordinal;
+  (void)LoopTrip;
+  (void)Lanes;
+  Err = "this program was built without the floor's kernel (bench/ found no "
+        "CUDA toolkit nvcc to build kle-floor.cu for sm_90)";
+  return nullptr;
+#else
+  const ApiTy *Api = driverApi(Err);
+  if (!Api)
+    return nullptr;
+  std::unique_ptr<FloorTy> F(new FloorTy());
+  F->Api = Api;
+  F->LoopTrip = LoopTrip;
+  F->Streams.assign(Lanes < 1 ? 1 : Lanes > MaxLanes ? MaxLanes : Lanes,
+                    nullptr);
+  int Dev = 0;
+  if (!F->check(Api->Init(0), "cuInit", Err) ||
+      !F->check(Api->DeviceGet(&Dev, Ordinal), "cuDeviceGet", Err) ||
+      // Flags 0: CU_CTX_SCHED_AUTO, the driver's default scheduling.
+      !F->check(Api->CtxCreate(&F->Ctx, 0, Dev), "cuCtxCreate", Err) ||
+      !F->check(Api->ModuleLoadData(&F->Module, KLE_FLOOR_IMAGE),
+                "cuModuleLoadData (the embedded sm_90 floor kernel)", Err) ||
+      !F->check(Api->ModuleGetFunction(&F->Fn, F->Module, "kle_floor_kernel"),
+                "cuModuleGetFunction(kle_floor_kernel)", Err) ||
+      !F->check(Api->MemAlloc(&F->DevBuf, MaxInFlight * sizeof(long)),
+                "cuMemAlloc", Err) ||
+      !F->check(Api->MemAllocHost(reinterpret_cast<void **>(&F->HostBuf),
+                                  MaxInFlight * sizeof(long)),
+                "cuMemAllocHost", Err))
+    return nullptr; // the destructor frees what was made
+  for (void *&S : F->Streams) // CU_STREAM_NON_BLOCKING, as the plugin's
+    if (!F->check(Api->StreamCreate(&S, 1), "cuStreamCreate", Err))
+      return nullptr;
+  for (int I = 0; I < MaxInFlight; ++I)
+    F->HostBuf[I] = 0;
+  return F;
+#endif
+}
+
+bool FloorTy::enqueue(void *Stream, int Slot, int Blocks, std::string &Err) {
+  CUdeviceptrTy Dst = DevBuf + Slot * sizeof(long);
+  int N = LoopTrip;
+  void *Params[] = {&N, &Dst};
+  return check(Api->MemcpyHtoDAsync(Dst, &HostBuf[Slot], sizeof(long), Stream),
+               "cuMemcpyHtoDAsync", Err) &&
+         check(Api->LaunchKernel(Fn, Blocks, 1, 1, BlockThreads, 1, 1, 0,
+                                 Stream, Params, nullptr),
+               "cuLaunchKernel", Err) &&
+         check(Api->MemcpyDtoHAsync(&HostBuf[Slot], Dst, sizeof(long), Stream),
+               "cuMemcpyDtoHAsync", Err);
+}
+
+bool FloorTy::region(int Blocks, std::string &Err, int Lane) {
+  void *S = Streams[Lane];
+  return check(Api->CtxSetCurrent(Ctx), "cuCtxSetCurrent", Err) &&
+         enqueue(S, Lane, Blocks, Err) &&
+         check(Api->StreamSynchronize(S), "cuStreamSynchronize", Err);
+}
+
+bool FloorTy::batch(int N, int Blocks, std::string &Err) {
+  if (!check(Api->CtxSetCurrent(Ctx), "cuCtxSetCurrent", Err))
+    return false;
+  void *S = Streams[0];
+  for (int K = 0; K < N; ++K) {
+    if (!enqueue(S, K % MaxInFlight, Blocks, Err))
+      return false;
+    if (K % MaxInFlight == MaxInFlight - 1 && K + 1 < N &&
+        !check(Api->StreamSynchronize(S), "cuStreamSynchronize", Err))
+      return false;
+  }
+  return check(Api->StreamSynchronize(S), "cuStreamSynchronize", Err);
+}
+
+FloorTy::~FloorTy() {
+  if (!Ctx)
+    return;
+  Api->CtxSetCurrent(Ctx);
+  for (void *S : Streams)
+    if (S)
+      Api->StreamSynchronize(S);
+  if (HostBuf)
+    Api->MemFreeHost(HostBuf);
+  if (DevBuf)
+    Api->MemFree(DevBuf);
+  for (void *S : Streams)
+    if (S)
+      Api->StreamDestroy(S);
+  if (Module)
+    Api->ModuleUnload(Module);
+  Api->CtxDestroy(Ctx);
+}
+
+} // namespace kle

@@ -1,0 +1,21 @@
+//===-- kle-floor.cu - The floor's kernel: kle-bench's no-KLE work --------===//
+//
+// Part of kle-offload, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The work of kle-bench's no-reduction kernel (SyncBaseline) without the
+// OpenMP runtime: N loop iterations spread over the grid's threads, the
+// first writes 1 to *S. Built to an sm_90 cubin by nvcc and embedded into
+// kle-floor.cpp. The int comes first so that parameter 0 is not an 8-byte
+// pointer (the CUDA driver stand-in reads an 8-byte parameter 0 as dyn_ptr).
+//
+//===----------------------------------------------------------------------===//
+
+extern "C" __global__ void kle_floor_kernel(int N, long *S) {
+  for (int I = blockIdx.x * blockDim.x + threadIdx.x; I < N;
+       I += gridDim.x * blockDim.x)
+    if (I == 0)
+      *S = 1;
+}
