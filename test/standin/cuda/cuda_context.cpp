@@ -400,8 +400,11 @@ EXPORT CUresult cuCtxSynchronize() {
     std::lock_guard<std::mutex> L(g().Mtx);
     Ss = CurrentCtx->Streams;
   }
-  for (Stream *S : Ss)
+  for (Stream *S : Ss) {
+    uint64_t Tail = hbTail(*S);
     drain(S);
+    hbObserved(*S, Tail);
+  }
   return CUDA_SUCCESS;
 }
 

@@ -79,6 +79,7 @@ void releaseLocked(const AllocP &A, const char *By) {
   A->FreedBy = By;
   standin::mem().release(A);
   kleAtReleaseLocked(*A, By);
+  hbAtReleaseLocked(*A);
 }
 
 //===----------------------------------------------------------------------===//
@@ -163,6 +164,7 @@ static CUresult doCopy(const char *What, uintptr_t Dst, bool DstIsHostArg,
       patchQueuedLaunches(S, Self, *DA, Dst, N, SrcChanged, Src);
   };
   if (!S) {
+    hbSyncCopy(What, DA, Dst, SA, Src, N);
     Op O;
     Body(O);
     return CUDA_SUCCESS;
@@ -170,10 +172,13 @@ static CUresult doCopy(const char *What, uintptr_t Dst, bool DstIsHostArg,
   auto O = std::make_shared<Op>();
   O->What = What;
   O->Run = Body;
+  hbDescribeCopy(*O, What, DA, Dst, SA, Src, N);
   uint64_t Seq = enqueue(S, O);
   // D2H into pageable memory returns only once the copy completed.
-  if (DstPageable)
+  if (DstPageable) {
     waitFor(S, Seq);
+    hbObserved(*S, Seq);
+  }
   return CUDA_SUCCESS;
 }
 
@@ -211,6 +216,7 @@ static CUresult doMemset(uintptr_t Dst, size_t Pitch, unsigned Val, size_t ElemS
     }
     patchQueuedLaunches(S, Self, *DA, Dst, Span, false, 0);
   };
+  hbDescribeCopy(*O, "cuMemset", DA, Dst, nullptr, 0, Span);
   enqueue(S, O);
   return CUDA_SUCCESS;
 }
@@ -372,7 +378,9 @@ EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *D, void *P,
 static CUresult syncCopy(const char *What, uintptr_t Dst, bool DH, uintptr_t Src,
                          bool SH, size_t N) {
   NEED_CTX();
+  uint64_t Tail = hbTail(*CurrentCtx->Default);
   drain(CurrentCtx->Default);
+  hbObserved(*CurrentCtx->Default, Tail);
   return doCopy(What, Dst, DH, Src, SH, N, nullptr);
 }
 
