@@ -31,7 +31,8 @@ add_library(kle_cuda_standin SHARED
   "${KLE_STANDIN_CUDA_SRC}/cuda_module.cpp"
   "${KLE_STANDIN_CUDA_SRC}/cuda_stream.cpp"
   "${KLE_STANDIN_CUDA_SRC}/cuda_launch.cpp"
-  "${KLE_STANDIN_CUDA_SRC}/kle_contract_cuda.cpp")
+  "${KLE_STANDIN_CUDA_SRC}/kle_contract_cuda.cpp"
+  "${KLE_STANDIN_CUDA_SRC}/happens_before_cuda.cpp")
 target_include_directories(kle_cuda_standin PRIVATE "${KLE_STANDIN_CUDA_H_DIR}" "${LIBELF_INCLUDE_DIR}"
   "${KLE_UPSTREAM_OFFLOAD_DIR}/include" "${CMAKE_CURRENT_SOURCE_DIR}/core")
 target_link_libraries(kle_cuda_standin PRIVATE kle_standin_core Threads::Threads "${LIBELF_LIBRARY}")
@@ -100,7 +101,8 @@ else()
 endif()
 
 foreach(case overwrite free staged-race red-no-kle red-buffer counters-dirty
-             counters-inkle no-copy other-stream correct staged-ok red-ok api)
+             counters-inkle no-copy other-stream hb-copy-back hb-kernel-read
+             correct staged-ok red-ok hb-ok api)
   add_test(NAME kle_standin_selftest_${case}
            COMMAND kle_standin_selftest ${case})
 endforeach()
@@ -113,4 +115,5 @@ set_tests_properties(kle_standin_selftest_overwrite kle_standin_selftest_free kl
                      kle_standin_selftest_red-no-kle kle_standin_selftest_red-buffer
                      kle_standin_selftest_counters-dirty kle_standin_selftest_counters-inkle
                      kle_standin_selftest_no-copy kle_standin_selftest_other-stream
+                     kle_standin_selftest_hb-copy-back kle_standin_selftest_hb-kernel-read
                      PROPERTIES WILL_FAIL TRUE)

@@ -401,11 +401,11 @@ EXPORT CUresult cuCtxSynchronize() {
     Ss = CurrentCtx->Streams;
   }
   std::vector<std::pair<Stream *, uint64_t>> Ops;
-  for (Stream *S : Ss) {
-    std::lock_guard<std::mutex> L(S->M);
-    Ops.emplace_back(S, S->Enqueued);
-  }
+  for (Stream *S : Ss)
+    Ops.emplace_back(S, hbTail(*S));
   sleepingWait(CurrentCtx, Ops, W_CTX_SYNC);
+  for (auto &[S, Tail] : Ops)
+    hbObserved(*S, Tail);
   return CUDA_SUCCESS;
 }
 

@@ -34,6 +34,7 @@ extern "C" {
 }
 
 #include "core.h"
+#include "happens_before_cuda.h"
 #include "kle_contract_cuda.h"
 #include "planted.h"
 #include "worker.h"
@@ -162,6 +163,7 @@ struct Op {
   std::function<void(Op &)> Run;
   LaunchRec *Launch = nullptr;
   bool Done = false;
+  std::shared_ptr<HbAccess> Hb; // the device bytes a copy or memset uses
 };
 
 struct Stream {
@@ -217,6 +219,7 @@ struct LaunchRec {
   bool ReportedFree = false;
   bool ReportedBytes = false;
   AllocP RedAlloc;
+  std::shared_ptr<HbLaunch> Hb; // happens_before_cuda.cpp
 };
 
 using standin::EntryStat;

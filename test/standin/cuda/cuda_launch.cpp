@@ -20,6 +20,7 @@ static void executeKernel(LaunchRec &LR) {
         (unsigned long long)LR.Index, F->Name.c_str(),
         (unsigned long long)LR.S->Id, (unsigned long long)LR.Dyn);
   kleAtKernelStart(LR);
+  hbAtKernelStart(LR);
   standin::sleepUs(core().KernelUs);
   kleAtKernelEnd(LR);
 }
@@ -123,6 +124,7 @@ EXPORT CUresult cuLaunchKernel(CUfunction H, unsigned GX, unsigned GY,
     std::lock_guard<std::mutex> SL(S->M);
     kleAtEnqueue(*LR); // A1 snapshot, B, C
     O->Seq = ++S->Enqueued;
+    hbAtEnqueueLocked(*S, *O);
     S->Q.push_back(O);
   }
   S->Wake.notify();

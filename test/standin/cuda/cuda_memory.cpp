@@ -79,6 +79,7 @@ void releaseLocked(const AllocP &A, const char *By) {
   A->FreedBy = By;
   standin::mem().release(A);
   kleAtReleaseLocked(*A, By);
+  hbAtReleaseLocked(*A);
 }
 
 //===----------------------------------------------------------------------===//
@@ -168,6 +169,7 @@ static CUresult doCopy(const char *What, uintptr_t Dst, bool DstIsHostArg,
       patchQueuedLaunches(S, Self, *DA, Dst, N, SrcChanged, Src);
   };
   if (!S) {
+    hbSyncCopy(What, DA, Dst, SA, Src, N);
     Op O;
     Body(O);
     return CUDA_SUCCESS;
@@ -175,13 +177,16 @@ static CUresult doCopy(const char *What, uintptr_t Dst, bool DstIsHostArg,
   auto O = std::make_shared<Op>();
   O->What = What;
   O->Run = Body;
+  hbDescribeCopy(*O, What, DA, Dst, SA, Src, N);
   uint64_t Seq = enqueue(S, O);
   if (DstIsHostArg && !SrcIsHostArg)
     countCopyBack(DstPageable);
   // D2H into pageable memory returns only once the copy completed (so once
   // everything before it on the stream did): a wait that sleeps.
-  if (DstPageable)
+  if (DstPageable) {
     sleepingWait(S->C, {{S, Seq}}, W_COPY_BACK);
+    hbObserved(*S, Seq);
+  }
   return CUDA_SUCCESS;
 }
 
@@ -219,6 +224,7 @@ static CUresult doMemset(uintptr_t Dst, size_t Pitch, unsigned Val, size_t ElemS
     }
     patchQueuedLaunches(S, Self, *DA, Dst, Span, false, 0);
   };
+  hbDescribeCopy(*O, "cuMemset", DA, Dst, nullptr, 0, Span);
   enqueue(S, O);
   return CUDA_SUCCESS;
 }
@@ -381,12 +387,9 @@ static CUresult syncCopy(const char *What, uintptr_t Dst, bool DH, uintptr_t Src
                          bool SH, size_t N) {
   NEED_CTX();
   Stream *S = CurrentCtx->Default;
-  uint64_t Tail;
-  {
-    std::lock_guard<std::mutex> L(S->M);
-    Tail = S->Enqueued;
-  }
+  uint64_t Tail = hbTail(*S);
   sleepingWait(CurrentCtx, {{S, Tail}}, W_SYNC_COPY);
+  hbObserved(*S, Tail);
   if (DH && !SH)
     countCopyBack(classifyPageable(Dst, N));
   return doCopy(What, Dst, DH, Src, SH, N, nullptr);

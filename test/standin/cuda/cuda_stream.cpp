@@ -82,6 +82,7 @@ uint64_t enqueue(Stream *S, std::shared_ptr<Op> O) {
   {
     std::lock_guard<std::mutex> L(S->M);
     Seq = O->Seq = ++S->Enqueued;
+    hbAtEnqueueLocked(*S, *O);
     S->Q.push_back(std::move(O));
   }
   S->Wake.notify();
@@ -354,12 +355,9 @@ EXPORT CUresult cuStreamSynchronize(CUstream H) {
   Stream *S = streamArg(H, Err);
   if (!S)
     return Err;
-  uint64_t Tail;
-  {
-    std::lock_guard<std::mutex> L(S->M);
-    Tail = S->Enqueued;
-  }
+  uint64_t Tail = hbTail(*S);
   sleepingWait(S->C, {{S, Tail}}, W_STREAM_SYNC);
+  hbObserved(*S, Tail);
   standin::plantedSyncNoise(); // SYNC_NOISE
   return CUDA_SUCCESS;
 }
@@ -372,7 +370,10 @@ EXPORT CUresult cuStreamQuery(CUstream H) {
   if (!S)
     return Err;
   std::lock_guard<std::mutex> L(S->M);
-  return S->Completed >= S->Enqueued ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+  if (S->Completed < S->Enqueued)
+    return CUDA_ERROR_NOT_READY;
+  hbObservedLocked(*S, S->Enqueued);
+  return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuEventCreate(CUevent *E, unsigned Flags) {
@@ -410,6 +411,7 @@ EXPORT CUresult cuEventRecord(CUevent H, CUstream HS) {
     std::lock_guard<std::mutex> L(S->M);
     Tail = S->Enqueued;
     Done = S->Completed;
+    hbEventRecordLocked(*E, *S);
   }
   std::lock_guard<std::mutex> L(E->M);
   E->S = S;
@@ -438,8 +440,10 @@ EXPORT CUresult cuEventQuery(CUevent H) {
     return CUDA_ERROR_INVALID_HANDLE;
   Stream *S;
   uint64_t Seq;
-  return eventDone(reinterpret_cast<Event *>(H), S, Seq) ? CUDA_SUCCESS
-                                                          : CUDA_ERROR_NOT_READY;
+  if (!eventDone(reinterpret_cast<Event *>(H), S, Seq))
+    return CUDA_ERROR_NOT_READY;
+  hbEventObserved(*reinterpret_cast<Event *>(H));
+  return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuEventSynchronize(CUevent H) {
@@ -451,6 +455,7 @@ EXPORT CUresult cuEventSynchronize(CUevent H) {
   uint64_t Seq;
   if (!eventDone(reinterpret_cast<Event *>(H), S, Seq))
     sleepingWait(S->C, {{S, Seq}}, W_EVENT_SYNC);
+  hbEventObserved(*reinterpret_cast<Event *>(H));
   return CUDA_SUCCESS;
 }
 
@@ -502,6 +507,7 @@ EXPORT CUresult cuStreamWaitEvent(CUstream HS, CUevent H, unsigned Flags) {
   Stream *S = streamArg(HS, Err);
   if (!S)
     return Err;
+  hbStreamWaitEvent(*S, *reinterpret_cast<Event *>(H));
   Stream *ES;
   uint64_t Seq;
   if (eventDone(reinterpret_cast<Event *>(H), ES, Seq))

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "happens_before_hsa.h"
 #include "kle_contract_hsa.h"
 
 #include <algorithm>
@@ -23,6 +24,7 @@ namespace hsafront {
 
 static void runCopy(Copy &C) {
   kleAtCopyRun(C);
+  hbAtCopyRun(C);
   uint8_t *D = C.DstB ? C.DstB->bytes(C.Dst) : reinterpret_cast<uint8_t *>(C.Dst);
   const uint8_t *S = C.SrcB ? C.SrcB->bytes(C.Src) : reinterpret_cast<const uint8_t *>(C.Src);
   memmove(D, S, C.N);
@@ -30,6 +32,7 @@ static void runCopy(Copy &C) {
     std::lock_guard<std::mutex> G(g().Mtx);
     kleAtCopyDone(C);
   }
+  hbAtCopyDone(C);
   sigSub(C.Done, 1);
 }
 
@@ -207,6 +210,7 @@ EXPORT hsa_status_t hsa_amd_memory_pool_free(void *Ptr) {
     return ST_INVALID_ARGUMENT;
   }
   kleAtFree(B, "hsa_amd_memory_pool_free");
+  hbAtFree(*B);
   mem().release(B);
   return HSA_STATUS_SUCCESS;
 }
@@ -272,6 +276,7 @@ EXPORT hsa_status_t hsa_amd_memory_fill(void *Ptr, uint32_t Value, size_t Count)
   BlockP B = blockFor(P, Count * 4);
   if (!B)
     return ST_INVALID_ARGUMENT;
+  hbHostAccess("hsa_amd_memory_fill", B, P, nullptr, 0, Count * 4);
   uint8_t *D = B->bytes(P);
   for (size_t I = 0; I < Count; ++I)
     memcpy(D + 4 * I, &Value, 4);
@@ -326,6 +331,7 @@ EXPORT hsa_status_t hsa_memory_copy(void *Dst, const void *Src, size_t N) {
   uintptr_t DP = reinterpret_cast<uintptr_t>(Dst), SP = reinterpret_cast<uintptr_t>(Src);
   if ((!D && mem().inDeviceRange(DP)) || (!S && mem().inDeviceRange(SP)))
     return ST_INVALID_ARGUMENT;
+  hbHostAccess("hsa_memory_copy", D, DP, S, SP, N);
   memmove(D ? D->bytes(DP) : static_cast<uint8_t *>(Dst),
           S ? S->bytes(SP) : static_cast<const uint8_t *>(Src), N);
   return HSA_STATUS_SUCCESS;
@@ -363,6 +369,7 @@ EXPORT hsa_status_t hsa_amd_memory_async_copy(void *Dst, hsa_agent_t DstAgent, c
     C->Deps.push_back(S);
   }
   kleAtCopyEnqueue(*C);
+  hbAtCopyEnqueue(*C);
   C->ReadyNs = nowNs() + randomDelayUs() * 1000;
   {
     std::lock_guard<std::mutex> G(g().Mtx);

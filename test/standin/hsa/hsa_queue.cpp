@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "happens_before_hsa.h"
 #include "kle_contract_hsa.h"
 
 #include <unistd.h>
@@ -59,6 +60,7 @@ void doorbellHook(Queue &Q, int64_t Value) {
     hsa_kernel_dispatch_packet_t P;
     memcpy(&P, Q.Ring + (I & (Q.Q.size - 1)) * 64, 64);
     auto Rec = kleAtDoorbell(Q, I, P);
+    hbAtDoorbell(*Rec);
     if (cfg().Verbose)
       say("launch #%llu queue %llu packet %llu kernel %s dyn_ptr %#lx (%s)",
           (unsigned long long)Rec->N, (unsigned long long)Q.Id, (unsigned long long)I,
@@ -111,9 +113,11 @@ static void queueWorker(Queue *Q) {
         if (!Ok)
           watchdog("a barrier-AND packet", Deps);
       }
-      if (P.completion_signal.handle)
-        if (Signal *S = sigOf(P.completion_signal))
-          sigSub(S, 1);
+      Signal *BarrierDone =
+          P.completion_signal.handle ? sigOf(P.completion_signal) : nullptr;
+      hbAtBarrier(*Q, Deps, BarrierDone);
+      if (BarrierDone)
+        sigSub(BarrierDone, 1);
     } else if (Type == HSA_PACKET_TYPE_KERNEL_DISPATCH) {
       std::shared_ptr<Launch> L;
       {
@@ -131,7 +135,9 @@ static void queueWorker(Queue *Q) {
         if (broken("dirty-counters") && L->CntB && !L->CntB->Freed)
           L->CntB->bytes(L->Cnt)[0] = 1; // as if the last kernel left them set
         kleAtStart(*L);
+        hbAtDispatchStart(*Q, *L);
         if (broken("early-completion") && Done) {
+          hbAtDispatchDone(*Q, Done);
           sigSub(Done, 1); // complete before the kernel "ran"
           Done = nullptr;
           sleepUs(cfg().KernelUs + 2000);
@@ -142,8 +148,10 @@ static void queueWorker(Queue *Q) {
         if (cfg().Verbose)
           say("launch #%llu done", (unsigned long long)L->N);
       }
-      if (Done)
+      if (Done) {
+        hbAtDispatchDone(*Q, Done);
         sigSub(Done, 1);
+      }
     } else {
       opViolation("queue %llu packet %llu: header type %u is neither dispatch nor barrier-AND",
                   (unsigned long long)Q->Id, (unsigned long long)R, Type);

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "happens_before_hsa.h"
 #include "hsa_front.h"
 
 #include <signal.h>
@@ -123,6 +124,7 @@ void handlerWorker() {
     }
     for (auto &H : Run) {
       // No stand-in lock is held: the handler calls back into the runtime.
+      hbHostAcquire(*H.S);
       InPluginHandler.store(true);
       bool Again = H.Fn(H.S->V.load(), H.Arg);
       InPluginHandler.store(false);
@@ -192,6 +194,8 @@ EXPORT void hsa_signal_store_relaxed(hsa_signal_t H, hsa_signal_value_t V) {
   Signal *S = apiSignal(H, "hsa_signal_store_relaxed");
   if (!S)
     return;
+  if (!S->DoorbellOf)
+    hbHostRelease(*S, /*Replace=*/true);
   S->V.store(V);
   if (S->DoorbellOf)
     doorbellHook(*S->DoorbellOf, V);
@@ -212,6 +216,7 @@ EXPORT void hsa_signal_store_screlease(hsa_signal_t H, hsa_signal_value_t V) {
     return;
   }
   S->HostEpoch = ++g().HostEpoch;
+  hbHostRelease(*S, /*Replace=*/true);
   S->V.store(V);
   g().Wake.notify();
 }
@@ -219,7 +224,11 @@ EXPORT void hsa_signal_store_screlease(hsa_signal_t H, hsa_signal_value_t V) {
 EXPORT hsa_signal_value_t hsa_signal_load_scacquire(hsa_signal_t H) {
   ENTRY_VOID("hsa_signal_load_scacquire");
   Signal *S = apiSignal(H, "hsa_signal_load_scacquire");
-  return S ? S->V.load() : 0;
+  if (!S)
+    return 0;
+  hsa_signal_value_t V = S->V.load();
+  hbHostAcquire(*S);
+  return V;
 }
 
 EXPORT void hsa_signal_subtract_screlease(hsa_signal_t H, hsa_signal_value_t V) {
@@ -228,6 +237,7 @@ EXPORT void hsa_signal_subtract_screlease(hsa_signal_t H, hsa_signal_value_t V) 
   if (!S)
     return;
   S->HostEpoch = ++g().HostEpoch;
+  hbHostRelease(*S, /*Replace=*/false);
   sigSub(S, V);
 }
 
@@ -242,7 +252,9 @@ EXPORT hsa_signal_value_t hsa_signal_wait_scacquire(hsa_signal_t H, hsa_signal_c
   // and callers loop, so wait at most 10 ms per call.
   g().Wake.waitUntil([&] { return condHolds(Cond, S->V.load(), X); },
             std::min<uint64_t>(Timeout, 10000000ull));
-  return S->V.load();
+  hsa_signal_value_t V = S->V.load();
+  hbHostAcquire(*S);
+  return V;
 }
 
 EXPORT hsa_status_t hsa_amd_signal_async_handler(hsa_signal_t H, hsa_signal_condition_t Cond,

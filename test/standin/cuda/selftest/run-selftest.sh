@@ -1,9 +1,10 @@
 #!/bin/sh
 # Runs every self-test case and checks the verdicts:
 #   a negative control (overwrite, free, staged-race, red-no-kle, red-buffer,
-#     counters-dirty, counters-inkle, no-copy, other-stream): must exit 97 with a VIOLATION line
+#     counters-dirty, counters-inkle, no-copy, other-stream, hb-copy-back,
+#     hb-kernel-read): must exit 97 with a VIOLATION line
 #     matching its ERE (the check's id and name, ../../README.md)
-#   correct, staged-ok, red-ok, api: must exit 0 with "violations=0"
+#   correct, staged-ok, red-ok, hb-ok, api: must exit 0 with "violations=0"
 # Usage: run-selftest.sh <path-to-kle_standin_selftest> [cubin]
 set -u
 T="$1"; shift
@@ -19,11 +20,14 @@ want_of() {
     counters-dirty) echo "Z counters: kernel 'red_kernel': KLE counters .* read 0x3 at kernel start \(must be zero\)" ;;
     no-copy) echo "W arrival: kernel 'kle_kernel': no copy into the device KLE .* was enqueued" ;;
     other-stream) echo "W arrival: kernel 'kle_kernel': device KLE .* was last filled on stream [0-9]+, not on the launch stream" ;;
+    hb-copy-back) echo "VIOLATION op: H happens-before: cuMemcpyDtoHAsync of 16 bytes \(stream [0-9]+\) reads .* not ordered after launch #1 'kle_kernel' \(stream [0-9]+\), which uses" ;;
+    hb-kernel-read) echo "VIOLATION launch #1: H happens-before: launch #1 'kle_kernel' \(stream [0-9]+\) uses .* not ordered after cuMemcpyHtoDAsync of 16 bytes \(stream [0-9]+\), which writes" ;;
     counters-inkle) echo "Z counters: kernel 'red_kernel': in-KLE reduction counters read 0x2 at kernel start \(must be zero\)" ;;
   esac
 }
 for c in overwrite free staged-race red-no-kle red-buffer counters-dirty \
-         counters-inkle no-copy other-stream correct staged-ok red-ok api; do
+         counters-inkle no-copy other-stream hb-copy-back hb-kernel-read \
+         correct staged-ok red-ok hb-ok api; do
   if [ "$c" = api ]; then
     KLE_STANDIN_FAIL=cuMemAllocHost:2:2 "$T" "$c" "$@" 2>"$out"; rc=$?
   else

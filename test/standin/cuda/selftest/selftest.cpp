@@ -19,6 +19,12 @@
 //   no-copy    a device KLE nothing wrote, under KLE_STANDIN_EXPECT=copy (W)
 //   other-stream  a device KLE filled on another stream than the launch's (W)
 //   red-ok     the same kernel with a correct KLE  -> 0 violations, status 0
+//   hb-copy-back  a kernel on one stream uses device memory that a copy on
+//              another stream reads back without waiting for its event (H)
+//   hb-kernel-read  a kernel reads device memory that a copy on another
+//              stream has not finished writing, no event between them (H)
+//   hb-ok      the same accesses ordered by events, by a stream
+//              synchronization and by stream order -> 0 violations, status 0
 //              (the other cases above: VIOLATION, exit status 97;
 //              run-selftest.sh checks each one's line)
 //
@@ -226,6 +232,66 @@ static int caseReduction(const std::vector<char> &Cubin, const std::string &C) {
   return Failures ? 1 : 0;
 }
 
+// Device memory shared by a copy and a kernel on two streams: ordered by an
+// event, a host synchronization or stream order (hb-ok), or not ordered at
+// all in the one way case \p C names (the happens-before check, H).  The
+// copies move the bytes the memory already holds (the 0xA5 poison), so only
+// H can fire.
+static int caseHappensBefore(const std::vector<char> &Cubin,
+                             const std::string &C) {
+  Env E = setup(Cubin);
+  CUstream S2;
+  OK(p_cuStreamCreate(&S2, CU_STREAM_NON_BLOCKING));
+  CUevent Ev;
+  OK(p_cuEventCreate(&Ev, 0));
+  CUdeviceptr X = 0;
+  OK(p_cuMemAlloc_v2(&X, 64));
+  unsigned char *Pin = nullptr;
+  OK(p_cuMemAllocHost_v2(reinterpret_cast<void **>(&Pin), 64));
+  memset(Pin, 0xA5, 64);
+  CUdeviceptr K = X + 16; // dyn_ptr: the kernel uses its 16 KLE bytes
+  void *Dyn = reinterpret_cast<void *>(K);
+  if (C == "hb-kernel-read") {
+    OK(p_cuMemcpyHtoDAsync_v2(K, Pin, 16, S2));
+    OK(launch(E, Dyn, 0)); // BUG: no event between the copy and the kernel
+  } else if (C == "hb-copy-back") {
+    OK(launch(E, Dyn, 0));
+    OK(p_cuMemcpyDtoHAsync_v2(Pin, K, 16, S2)); // BUG: no event
+  } else {
+    // A copy on S2, the kernel on E.S after the copy's event, the copy back
+    // on S2 after the kernel's event.
+    OK(p_cuMemcpyHtoDAsync_v2(K, Pin, 16, S2));
+    OK(p_cuEventRecord(Ev, S2));
+    OK(p_cuStreamWaitEvent(E.S, Ev, 0));
+    OK(launch(E, Dyn, 0));
+    OK(p_cuEventRecord(Ev, E.S));
+    OK(p_cuStreamWaitEvent(S2, Ev, 0));
+    OK(p_cuMemcpyDtoHAsync_v2(Pin, K, 16, S2));
+    // A copy ordered by a host synchronization of the kernel's stream (the
+    // kernel after one of the copy's).
+    OK(p_cuStreamSynchronize(S2));
+    OK(launch(E, Dyn, 0));
+    OK(p_cuStreamSynchronize(E.S));
+    OK(p_cuMemcpyDtoHAsync_v2(Pin, K, 16, S2));
+    // By an event the host synchronized with.
+    OK(p_cuMemcpyHtoDAsync_v2(K, Pin, 16, S2));
+    OK(p_cuEventRecord(Ev, S2));
+    OK(p_cuEventSynchronize(Ev));
+    OK(launch(E, Dyn, 0));
+    // By stream order, and a synchronous copy after the host synchronized.
+    OK(p_cuMemcpyDtoHAsync_v2(Pin, K, 16, E.S));
+    OK(p_cuStreamSynchronize(E.S));
+    OK(p_cuMemcpyDtoH_v2(Pin, K, 16));
+  }
+  OK(p_cuStreamSynchronize(S2));
+  OK(p_cuStreamSynchronize(E.S));
+  OK(p_cuStreamDestroy_v2(S2));
+  OK(p_cuMemFreeHost(Pin));
+  OK(p_cuMemFree_v2(X));
+  teardown(E);
+  return Failures ? 1 : 0;
+}
+
 static void teardown(Env &E) {
   OK(p_cuStreamDestroy_v2(E.S));
   OK(p_cuDevicePrimaryCtxRelease_v2(E.Dev));
@@ -409,7 +475,7 @@ int main(int Argc, char **Argv) {
   if (Argc < 2) {
     fprintf(stderr, "usage: %s overwrite|free|correct|staged-race|staged-ok|api"
                     "|red-no-kle|red-buffer|counters-dirty|counters-inkle|red-ok"
-                    "|no-copy|other-stream"
+                    "|no-copy|other-stream|hb-copy-back|hb-kernel-read|hb-ok"
                     " [cubin]\n", Argv[0]);
     return 2;
   }
@@ -439,6 +505,8 @@ int main(int Argc, char **Argv) {
     return caseReduction(Cubin, C);
   if (C == "no-copy" || C == "other-stream")
     return caseArrival(Cubin, C);
+  if (C == "hb-copy-back" || C == "hb-kernel-read" || C == "hb-ok")
+    return caseHappensBefore(Cubin, C);
   fprintf(stderr, "selftest: unknown case %s\n", C.c_str());
   return 2;
 }

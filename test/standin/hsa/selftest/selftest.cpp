@@ -21,7 +21,10 @@
 //   bad-wg (packet), copy-late and no-copy (C, device KLE arrival),
 //   red-buffer (D), red-no-kle (E), staging-rewrite (A2), counters-pool,
 //   counters-dirty (C, zerocopy counters) and counters-shared (X, counters);
-//   slab-neighbour is correct too (C is per address range).
+//   slab-neighbour is correct too (C is per address range); hb-kernel-read
+//   and hb-copy-back (H: a dispatch and a copy of the same device memory with
+//   no barrier-AND packet or copy dependency between them), hb-ok (the same
+//   ordered correctly).
 //
 // KLE_HSA_STANDIN_DELAY_US defaults to 100000:100000 here (set before the
 // dlopen), so every dispatch waits 100 ms after its doorbell and every copy
@@ -284,10 +287,10 @@ static void waitZero(hsa_signal_t S) {
   }
 }
 
-/// Writes kernargs {DynPtr, 0} and publishes one dispatch of \p Kernel.
+/// Writes kernargs {DynPtr, Arg1} and publishes one dispatch of \p Kernel.
 static void dispatchOf(uint64_t Kernel, void *Kernarg, void *DynPtr, hsa_signal_t Done,
-                       uint16_t Wg) {
-  uint64_t Args[2] = {reinterpret_cast<uint64_t>(DynPtr), 0};
+                       uint16_t Wg, void *Arg1 = nullptr) {
+  uint64_t Args[2] = {reinterpret_cast<uint64_t>(DynPtr), reinterpret_cast<uint64_t>(Arg1)};
   memcpy(Kernarg, Args, sizeof(Args));
   uint64_t I = p_hsa_queue_add_write_index_relaxed(Q, 1);
   auto *P = reinterpret_cast<hsa_kernel_dispatch_packet_t *>(
@@ -312,6 +315,19 @@ static void dispatchOf(uint64_t Kernel, void *Kernarg, void *DynPtr, hsa_signal_
 /// One dispatch of k (no reduction).
 static void dispatch(void *Kernarg, void *DynPtr, hsa_signal_t Done, uint16_t Wg = 64) {
   dispatchOf(KernelObject, Kernarg, DynPtr, Done, Wg);
+}
+
+/// Publishes a barrier-AND packet: later packets of the queue wait until
+/// \p Dep reads 0.
+static void barrierOn(hsa_signal_t Dep) {
+  uint64_t I = p_hsa_queue_add_write_index_relaxed(Q, 1);
+  auto *P = reinterpret_cast<hsa_barrier_and_packet_t *>(
+      static_cast<uint8_t *>(Q->base_address) + (I % Q->size) * 64);
+  memset(reinterpret_cast<uint8_t *>(P) + 2, 0, 62);
+  P->dep_signal[0] = Dep;
+  uint16_t H = (HSA_PACKET_TYPE_BARRIER_AND << HSA_PACKET_HEADER_TYPE) | (1 << 8);
+  __atomic_store_n(reinterpret_cast<uint16_t *>(P), H, __ATOMIC_RELEASE);
+  p_hsa_signal_store_relaxed(Q->doorbell_signal, hsa_signal_value_t(I));
 }
 
 /// One dispatch of r (cross-team reduction: needs a KLE naming RedBytes of
@@ -379,6 +395,10 @@ int main(int argc, char **argv) {
     return 2;
   }
   std::string C = argv[1];
+  // The hb- cases pass device memory as a kernel's second argument: the
+  // happens-before check counts argument words only when asked.
+  if (C.compare(0, 3, "hb-") == 0)
+    setenv("KLE_HSA_STANDIN_HB_ARGS", "1", 0);
   setup();
   hsa_signal_t Done = signal(1);
   void *Ka = alloc(KernargPool, 64);
@@ -443,6 +463,47 @@ int main(int argc, char **argv) {
     freeAll({Cnt, Red, ZcKle, RedKle, Staging, Pinned, TwoStepKle});
     CHECK(p_hsa_signal_destroy(Filled));
     CHECK(p_hsa_signal_destroy(Copied3));
+  } else if (C == "hb-ok" || C == "hb-kernel-read" || C == "hb-copy-back") {
+    // Device memory X shared by copies and dispatches of k (X is its second
+    // kernarg): ordered by a barrier-AND packet and a copy dependency, by
+    // host waits (hb-ok), or not at all in the one way the case names (the
+    // happens-before check, H).
+    void *Kle = hostKle(), *Staging = hostKle();
+    void *X = alloc(DevPool, 256);
+    hsa_signal_t Copied = signal(1), Back = signal(1);
+    if (C == "hb-kernel-read") {
+      CHECK(p_hsa_amd_memory_async_copy(X, Gpu, Staging, Gpu, 16, 0, nullptr, Copied));
+      dispatchOf(KernelObject, Ka, Kle, Done, 64, X); // BUG: no barrier on Copied
+      waitZero(Copied);
+      waitZero(Done);
+    } else if (C == "hb-copy-back") {
+      dispatchOf(KernelObject, Ka, Kle, Done, 64, X);
+      // BUG: the copy back does not depend on the dispatch's signal.
+      CHECK(p_hsa_amd_memory_async_copy(Staging, Gpu, X, Gpu, 16, 0, nullptr, Back));
+      waitZero(Back);
+      waitZero(Done);
+    } else {
+      // Copy in; barrier-AND on it; the dispatch; the copy back after it.
+      CHECK(p_hsa_amd_memory_async_copy(X, Gpu, Staging, Gpu, 16, 0, nullptr, Copied));
+      barrierOn(Copied);
+      dispatchOf(KernelObject, Ka, Kle, Done, 64, X);
+      CHECK(p_hsa_amd_memory_async_copy(Staging, Gpu, X, Gpu, 16, 1, &Done, Back));
+      waitZero(Back);
+      // The same ordered by host waits, then a host fill after a wait.
+      p_hsa_signal_store_screlease(Copied, 1);
+      p_hsa_signal_store_screlease(Done, 1);
+      p_hsa_signal_store_screlease(Back, 1);
+      CHECK(p_hsa_amd_memory_async_copy(X, Gpu, Staging, Gpu, 16, 0, nullptr, Copied));
+      waitZero(Copied);
+      dispatchOf(KernelObject, Ka, Kle, Done, 64, X);
+      waitZero(Done);
+      CHECK(p_hsa_amd_memory_async_copy(Staging, Gpu, X, Gpu, 16, 0, nullptr, Back));
+      waitZero(Back);
+      CHECK(p_hsa_amd_memory_fill(X, 0, 4));
+    }
+    freeAll({Kle, Staging, X});
+    CHECK(p_hsa_signal_destroy(Copied));
+    CHECK(p_hsa_signal_destroy(Back));
   } else if (C == "kle-rewrite") {
     // A1: the host rewrites the KLE between the doorbell and completion.
     void *Kle = hostKle();
