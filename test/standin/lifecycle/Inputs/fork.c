@@ -1,11 +1,13 @@
-// fork() with nowait regions in flight in the parent; the child offloads
-// itself (synchronous and nowait regions on an array the parent's regions
-// in flight do not map: their mappings' locks may be held in the child,
-// docs/DESIGN.md) and exits with its own result; the parent waits for its regions, reaps the child and
-// runs more regions. The program's outcome is the worse of the two: a child
-// killed by a signal is re-raised in the parent once it finished (so a
-// child's fatal error is the program's), a child's failure status is the
-// program's status.
+// fork() after nowait regions (waited for); the child offloads itself
+// (synchronous and nowait regions, on its own array) and exits with its own
+// result; the parent reaps the child and runs more regions. The program's
+// outcome is the worse of the two: a child killed by a signal is re-raised
+// in the parent once it finished (so a child's fatal error is the
+// program's), a child's failure status is the program's. A child that
+// offloads while the parent has regions in flight at the fork can wait
+// forever on a libomptarget lock a parent thread held then (docs/DESIGN.md):
+// not swept; ../fork_shapes.c covers regions in flight with a child that
+// does not offload.
 #include "lifecycle.h"
 
 #include <signal.h>
@@ -51,7 +53,10 @@ int main(void) {
   regions(0);
   account();
   fflush(stdout);
-  regions(1); // in flight at the fork
+  regions(1);
+#pragma omp taskwait
+  account();
+  fflush(stdout);
   pid_t Pid = fork();
   if (Pid == 0) {
     A = Child;
@@ -64,8 +69,6 @@ int main(void) {
     account();
     exit(finish());
   }
-#pragma omp taskwait
-  account();
   int St = 0;
   if (Pid < 0 || waitpid(Pid, &St, 0) != Pid) {
     printf("result WRONG fork or waitpid failed\n");
