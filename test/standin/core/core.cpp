@@ -414,6 +414,23 @@ static std::mt19937_64 &rng() {
   return *R;
 }
 
+void coreForkLocks(std::vector<std::mutex *> &Locks) {
+  Locks.push_back(&st().OutMtx);
+  Locks.push_back(&st().StatsMtx);
+  Locks.push_back(&RngMtx);
+  Locks.push_back(&mem().mutex());
+}
+
+void coreAfterForkChild() {
+  State &S = st();
+  S.Tag += "(child)";
+  S.Launches = 0;
+  S.Violations = 0;
+  S.LastStatsSum = ~0ull;
+  if (S.C)
+    S.C->StatsFile.clear();
+}
+
 uint64_t randomBelow(uint64_t N) {
   if (N == 0)
     return 0;

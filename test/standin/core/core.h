@@ -168,6 +168,13 @@ void exitIfViolations(const char *Where);
 /// its own exit handlers; the core's destructor then does nothing.
 void installExitHandlers(void (*Final)(const char *Where));
 
+/// fork.cpp's use of the core: the core's locks (output, stats, generator,
+/// memory table), taken across fork(); and, in a forked child, its own output
+/// tag ("<tag>(child)"), launch and violation counts from zero, and no
+/// STATS_FILE.  See fork.h.
+void coreForkLocks(std::vector<std::mutex *> &Locks);
+void coreAfterForkChild();
+
 /// Uniform random number in [0, N) from the shared generator, seeded by
 /// SEED (thread-safe; 0 when N is 0).  Delays: see worker.h.
 uint64_t randomBelow(uint64_t N);

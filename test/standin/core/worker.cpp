@@ -7,6 +7,7 @@
 #include "worker.h"
 
 #include <chrono>
+#include <new>
 
 namespace standin {
 
@@ -62,6 +63,18 @@ void Worker::join() {
     T.detach();
   else
     T.join();
+}
+
+void Waker::resetAfterFork() {
+  // The old objects are abandoned, not destroyed: the mutex is locked and the
+  // condition variable may count the parent's waiters.
+  new (&M) std::mutex();
+  new (&Cv) std::condition_variable();
+}
+
+void Worker::forget() {
+  new (&T) std::thread(); // abandoned: destroying a joinable thread aborts
+  Stop.store(false);
 }
 
 } // namespace standin

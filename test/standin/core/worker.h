@@ -79,6 +79,11 @@ public:
     }
   }
 
+  /// fork.cpp: the mutex the forking thread holds across fork(), and, in the
+  /// child, a fresh mutex and condition variable (no waiter exists there).
+  std::mutex &forkMutex() { return M; }
+  void resetAfterFork();
+
 private:
   std::mutex M;
   std::condition_variable Cv;
@@ -99,6 +104,9 @@ public:
   /// it runs ends the process, so the library unloads there) it detaches
   /// instead: a thread cannot join itself.
   void join();
+  /// In a forked child: forgets the parent's thread (it does not exist here;
+  /// never joined) and clears the stop request, so start() may run again.
+  void forget();
 
 private:
   std::thread T;

@@ -175,6 +175,7 @@ __attribute__((constructor)) static void standinInit() {
   (void)cfg();
   (void)g();
   atexit(onExit);
+  standin::installForkHandlers({forkCollect, forkChild});
 }
 
 __attribute__((destructor)) static void standinFini() {

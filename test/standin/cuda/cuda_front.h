@@ -38,6 +38,7 @@ extern "C" {
 #include "kle_contract_cuda.h"
 #include "planted.h"
 #include "worker.h"
+#include "fork.h"
 
 #include <algorithm>
 #include <atomic>
@@ -337,6 +338,10 @@ void patchQueuedLaunches(Stream *S, Op &Self, Alloc &Dst, uintptr_t Lo,
                          size_t N, bool SrcChanged, uintptr_t SrcAddr);
 /// Stops and joins every stream worker (library unload).
 void stopStreamWorkers();
+/// Fork safety (../core/fork.h): the streams' and the global locks and wake-up
+/// channels; in the child, a new worker for every stream.
+void forkCollect(std::vector<std::mutex *> &Locks, std::vector<standin::Waker *> &Wakers);
+void forkChild();
 
 /// The host waits that sleep in the driver when the work is not yet
 /// complete; under CU_CTX_SCHED_BLOCKING_SYNC each pays the planted wake-up

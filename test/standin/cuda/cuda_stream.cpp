@@ -246,6 +246,25 @@ void stopStreamWorkers() {
     S->Work.join();
 }
 
+void forkCollect(std::vector<std::mutex *> &Locks, std::vector<standin::Waker *> &Wakers) {
+  std::lock_guard<std::mutex> L(workers().M);
+  Locks.push_back(&workers().M);
+  Locks.push_back(&g().Mtx);
+  for (Stream *S : workers().Streams) {
+    Locks.push_back(&S->M);
+    Wakers.push_back(&S->Wake);
+  }
+}
+
+void forkChild() {
+  // Every stream the parent had, destroyed handles with work left included:
+  // a worker of the child's own runs what was queued at the fork.
+  for (Stream *S : workers().Streams) {
+    S->Work.forget();
+    S->Work.start([S] { streamWorker(S); });
+  }
+}
+
 // cuStreamWaitValue32 (CU_STREAM_WAIT_VALUE_GEQ only): the stream stops until
 // the 32-bit word at Addr (pinned or device memory) is >= Value.
 static CUresult doWaitValue32(uintptr_t Addr, uint32_t Value, unsigned Flags,

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Fault sweep over the driver stand-ins (test only; see README.md here).
 
-For each stand-in (cuda, hsa), lifecycle program (sync.c, nowait.c and
-threads.c in test/standin/lifecycle/Inputs) and KLE transport, one clean run
+For each stand-in (cuda, hsa), lifecycle program (sync.c, nowait.c,
+threads.c, pause.c and fork.c in test/standin/lifecycle/Inputs) and KLE
+transport, one clean run
 records the calls per driver entry point (KLE_STANDIN_STATS_FILE /
 KLE_HSA_STANDIN_STATS_FILE). Then every entry point that was called fails
 once at each distinct position of its calls (1, 2, 3, the middle one as
@@ -41,7 +42,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 STANDIN = os.path.dirname(HERE)
 PROGRAMS_DIR = os.path.join(STANDIN, "lifecycle", "Inputs")  # the driver-neutral programs
 TRANSPORTS = ["zerocopy", "resident", "staged", "copy"]
-PROGRAMS = ["sync", "nowait", "threads"]
+PROGRAMS = ["sync", "nowait", "threads", "pause", "fork"]
 
 # Per stand-in: env prefix, lib dir under the build, offload arch, the failure
 # status injected, output prefix, and the live-line pattern at exit.
@@ -171,15 +172,19 @@ class Runner:
 
 
 def live_clean(front, out):
-    """True when the last live line at exit counts nothing (and no stream leaked)."""
+    """True when the last live line at exit counts nothing (and no stream
+    leaked), the process's and a forked child's ("<tag>(child): live ...")."""
     say = FRONTS[front]["say"]
-    lines = [l for l in out.splitlines() if l.startswith(say + "live ")]
     if "streams never destroyed" in out:
         return False
-    if not lines:
-        return True
-    counts = re.findall(r"(\w[\w-]*)=(\d+)", lines[-1].split("(bytes")[0])
-    return all(int(v) == 0 for k, v in counts if k != "at")
+    for tag in (say, say.replace(": ", "(child): ")):
+        lines = [l for l in out.splitlines() if l.startswith(tag + "live ")]
+        if not lines:
+            continue
+        counts = re.findall(r"(\w[\w-]*)=(\d+)", lines[-1].split("(bytes")[0])
+        if not all(int(v) == 0 for k, v in counts if k != "at"):
+            return False
+    return True
 
 
 def classify(front, entry, rc, out, injected_at):

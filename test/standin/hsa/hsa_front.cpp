@@ -104,6 +104,7 @@ const Config &conf() {
         say("unknown KLE_HSA_STANDIN_BREAK item '%s' ignored", B.c_str());
     installExitHandlers(finalReport);
     installSegvNote();
+    standin::installForkHandlers({forkCollect, forkChild});
     return &R;
   }();
   return *C;

@@ -19,6 +19,7 @@
 
 #include "../core/core.h"
 #include "../core/worker.h"
+#include "../core/fork.h"
 
 #include <atomic>
 #include <cstdint>
@@ -223,6 +224,11 @@ void dmaWorker();
 void handlerWorker();
 /// Installs the SIGSEGV note for faults inside the program's async handlers.
 void installSegvNote();
+/// Fork safety (../core/fork.h): the global and the queues' locks and the
+/// wake-up channel; in the child, its own DMA engine, handler thread and
+/// queue workers.
+void forkCollect(std::vector<std::mutex *> &Locks, std::vector<standin::Waker *> &Wakers);
+void forkChild();
 
 /// The doorbell of queue \p Q was set to \p Value: records the packets up
 /// to it and wakes the queue's worker.

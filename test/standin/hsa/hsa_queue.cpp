@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <thread>
 
 using namespace hsafront;
 using standin::contract::Check;
@@ -161,6 +162,30 @@ static void queueWorker(Queue *Q) {
     Q->Read.store(R + 1);
     g().Wake.notify();
   }
+}
+
+void forkCollect(std::vector<std::mutex *> &Locks, std::vector<standin::Waker *> &Wakers) {
+  std::lock_guard<std::mutex> G(g().Mtx);
+  Locks.push_back(&g().Mtx);
+  for (Queue *Q : g().Queues)
+    Locks.push_back(&Q->M);
+  Wakers.push_back(&g().Wake);
+}
+
+void forkChild() {
+  // The child's own DMA engine, handler thread and queue workers: they run
+  // what was queued or announced at the fork. A callback the parent's handler
+  // thread was running does not run in the child.
+  g().HandlersRunning = 0;
+  if (g().ThreadsStarted) {
+    std::thread(dmaWorker).detach();
+    std::thread(handlerWorker).detach();
+  }
+  for (Queue *Q : g().Queues)
+    if (!Q->Destroyed) {
+      Q->Work.forget();
+      Q->Work.start([Q] { queueWorker(Q); });
+    }
 }
 
 } // namespace hsafront
