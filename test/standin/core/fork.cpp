@@ -94,4 +94,12 @@ void installForkHandlers(const ForkHooks &H) {
 
 unsigned forkDepth() { return Depth; }
 
+size_t drainAfterFork(const std::function<size_t()> &Left) {
+  uint64_t End = nowNs() + 30ull * 1000 * 1000 * 1000;
+  size_t N;
+  while ((N = Left()) && nowNs() < End)
+    sleepUs(100);
+  return N;
+}
+
 } // namespace standin

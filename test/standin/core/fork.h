@@ -15,7 +15,9 @@
 //            record stays whole), then runs the front's Child hook, which
 //            forgets the parent's worker threads (never joins them) and
 //            starts the child's own.  Work queued in the parent at the fork
-//            is the child's copy: its new workers run it, on its memory.
+//            is the child's copy: its new workers run it, on its memory, and
+//            the child resumes once it completed (drainAfterFork), since
+//            nothing in the child waits for it otherwise.
 // Calls per entry point carry on from the parent's counts, so FAIL=entry:N
 // counts the calls of both processes up to the fork, then each its own.
 //
@@ -24,6 +26,8 @@
 #ifndef KLE_STANDIN_FORK_H
 #define KLE_STANDIN_FORK_H
 
+#include <cstddef>
+#include <functional>
 #include <mutex>
 #include <vector>
 
@@ -46,6 +50,11 @@ void installForkHandlers(const ForkHooks &H);
 
 /// fork()s between the process that loaded the stand-in and this one (0 there).
 unsigned forkDepth();
+
+/// For a front's Child hook: polls Left() (operations inherited from the
+/// parent not yet complete) every 100 us until it is 0 or 30 s passed, and
+/// returns its last value.
+size_t drainAfterFork(const std::function<size_t()> &Left);
 
 } // namespace standin
 

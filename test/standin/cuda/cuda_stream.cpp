@@ -258,11 +258,31 @@ void forkCollect(std::vector<std::mutex *> &Locks, std::vector<standin::Waker *>
 
 void forkChild() {
   // Every stream the parent had, destroyed handles with work left included:
-  // a worker of the child's own runs what was queued at the fork.
+  // a worker of the child's own runs what was queued at the fork, and the
+  // child goes on once it completed. Nothing in the child waits for that
+  // work otherwise (its libomptarget forgets the parent's pending regions),
+  // so its exit would free memory the work still reads.
+  std::vector<std::pair<Stream *, uint64_t>> Left;
   for (Stream *S : workers().Streams) {
     S->Work.forget();
     S->Work.start([S] { streamWorker(S); });
+    Left.emplace_back(S, S->Enqueued);
   }
+  size_t Queued = 0;
+  for (auto &[S, Seq] : Left)
+    Queued += Seq - std::min(Seq, S->Completed);
+  if (Queued)
+    say("%zu operations queued at the fork", Queued);
+  size_t Pending = standin::drainAfterFork([&] {
+    size_t N = 0;
+    for (auto &[S, Seq] : Left) {
+      std::lock_guard<std::mutex> L(S->M);
+      N += Seq - std::min(Seq, S->Completed);
+    }
+    return N;
+  });
+  if (Pending)
+    say("%zu operations queued at the fork did not complete in the child", Pending);
 }
 
 // cuStreamWaitValue32 (CU_STREAM_WAIT_VALUE_GEQ only): the stream stops until

@@ -83,6 +83,7 @@ struct Signal {
   bool Destroyed = false;
   struct Queue *DoorbellOf = nullptr; ///< non-null: a queue's doorbell
   uint64_t HostEpoch = 0;             ///< last host-side store/subtract
+  bool Inherited = false;             ///< live at a fork, in the child
 };
 
 struct Kernel;
@@ -154,6 +155,7 @@ struct Global {
   std::unordered_map<uint64_t, Signal *> Signals;
   std::atomic<uint64_t> NextSignal{1};
   size_t LiveSignals = 0, PeakSignals = 0;
+  size_t InheritedSignals = 0; ///< of LiveSignals, live since a fork (child)
   std::set<Queue *> Queues;
   uint64_t NextQueue = 1;
   std::set<Executable *> Exes;

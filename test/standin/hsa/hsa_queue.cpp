@@ -186,6 +186,30 @@ void forkChild() {
       Q->Work.forget();
       Q->Work.start([Q] { queueWorker(Q); });
     }
+  // The child goes on once the packets and copies announced at the fork were
+  // processed: nothing in the child waits for them otherwise (its
+  // libomptarget forgets the parent's pending regions), so its exit would
+  // release memory and executables they still use. The signals live at the
+  // fork are the parent's: the child's report leaves out those it never
+  // destroys (the plugin's streams that hold them belong to the parent's
+  // regions).
+  for (auto &[Id, S] : g().Signals)
+    if (!S->Destroyed) {
+      S->Inherited = true;
+      ++g().InheritedSignals;
+    }
+  auto Left = [] {
+    std::lock_guard<std::mutex> G(g().Mtx);
+    size_t N = g().Copies.size() + g().HandlersRunning;
+    for (Queue *Q : g().Queues)
+      if (!Q->Destroyed)
+        N += Q->Rung.load() - std::min(Q->Rung.load(), Q->Read.load());
+    return N;
+  };
+  if (size_t Queued = Left())
+    say("%zu packets and copies queued at the fork", Queued);
+  if (size_t Pending = standin::drainAfterFork(Left))
+    say("%zu packets and copies queued at the fork did not complete in the child", Pending);
 }
 
 } // namespace hsafront
@@ -261,6 +285,7 @@ EXPORT hsa_status_t hsa_queue_destroy(hsa_queue_t *H) {
   Q->Destroyed = true;
   Q->Doorbell->Destroyed = true;
   g().LiveSignals--;
+  g().InheritedSignals -= Q->Doorbell->Inherited;
   kleAtQueueDestroy(*Q);
   return HSA_STATUS_SUCCESS;
 }

@@ -179,6 +179,7 @@ EXPORT hsa_status_t hsa_signal_destroy(hsa_signal_t H) {
                   (unsigned long long)S->Id);
   S->Destroyed = true;
   g().LiveSignals--;
+  g().InheritedSignals -= S->Inherited;
   return HSA_STATUS_SUCCESS;
 }
 
