@@ -25,7 +25,7 @@
 #   gpu-tests.plan        what run-gpu.sh runs for each (bench/gpu-tests.py)
 #   lib/                  libomp.so, libomptarget.so.22.1 (CUDA plugin, LLVM
 #                         linked statically: target offload-bundle, patch
-#                         0023) and every other library the binaries need
+#                         0029) and every other library the binaries need
 #                         beyond the C/C++ runtime and the driver
 #   lib/kernel-timer/     bench/kernel-timer's libcuda.so (kernel-only times)
 #   bench/                kle-compare.py, kle-plot.py, klebench.py

@@ -125,13 +125,15 @@ BlockP blockFor(uintptr_t P, size_t N) { return mem().resolve(P, std::max<size_t
 void liveReport(const char *At) {
   size_t LN[MaxKinds], LB[MaxKinds], PN[MaxKinds], PB[MaxKinds];
   mem().counts(LN, LB, PN, PB);
-  size_t Sigs, Kept, Qs = 0, Exes = 0, Hs, Cps;
+  size_t Sigs, Kept, KeptQs = 0, Qs = 0, Exes = 0, Hs, Cps;
   {
     std::lock_guard<std::mutex> G(g().Mtx);
     Kept = g().InheritedSignals;
     Sigs = g().LiveSignals - Kept;
-    for (auto *Q : g().Queues)
-      Qs += !Q->Destroyed;
+    for (auto *Q : g().Queues) {
+      Qs += !Q->Destroyed && !Q->Inherited;
+      KeptQs += !Q->Destroyed && Q->Inherited;
+    }
     for (auto *E : g().Exes)
       Exes += !E->Destroyed;
     Hs = g().Handlers.size() + g().HandlersRunning;
@@ -141,8 +143,9 @@ void liveReport(const char *At) {
       "executables=%zu handlers=%zu copies=%zu (bytes device=%zu fine=%zu kernarg=%zu) at=%s",
       LN[K_DEVICE], LN[K_FINE], LN[K_KERNARG], LN[K_HOST_COARSE], LN[K_LOCKED], Sigs, Qs, Exes,
       Hs, Cps, LB[K_DEVICE], LB[K_FINE], LB[K_KERNARG], At);
-  if (Kept)
-    say("live since the fork (the parent's, not counted above): signals=%zu", Kept);
+  if (Kept || KeptQs)
+    say("live since the fork (the parent's, not counted above): signals=%zu queues=%zu", Kept,
+        KeptQs);
   size_t PeakSigs;
   {
     std::lock_guard<std::mutex> G(g().Mtx);

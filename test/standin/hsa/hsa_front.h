@@ -126,6 +126,7 @@ struct Queue {
   std::map<uint64_t, std::shared_ptr<Launch>> Launches;
   standin::Worker Work; ///< runs the packets in order (queueWorker)
   bool Destroyed = false;
+  bool Inherited = false; ///< live at a fork, in the child
 };
 
 struct Copy {

@@ -198,6 +198,8 @@ void forkChild() {
       S->Inherited = true;
       ++g().InheritedSignals;
     }
+  for (Queue *Q : g().Queues)
+    Q->Inherited = !Q->Destroyed;
   auto Left = [] {
     std::lock_guard<std::mutex> G(g().Mtx);
     size_t N = g().Copies.size() + g().HandlersRunning;

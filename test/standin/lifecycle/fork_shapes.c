@@ -10,12 +10,11 @@
 // nowait before the fork (not in "sync") and 4 after.
 // "inflight" forks 2 ms after starting its nowait regions, with every
 // stand-in operation delayed 2 to 5 ms, so the parent's work is queued at the
-// fork; the CUDA stand-in's child finishes its copy of that work before it
-// goes on (../core/fork.h). Before that, its teardown freed memory the work
-// still used (B lifetime violations in 8 of 10 runs). Not run on the HSA
-// stand-in: a hidden helper of the parent can hold the AMDGPU plugin's queue
-// lock at the fork, and the child's exit then hangs in AMDGPUQueueTy::deinit
-// (2 of 10 runs; upstream's plugin locks are not fork-safe).
+// fork; the child finishes its copy of that work before it goes on
+// (../core/fork.h). Before that, the child's teardown freed memory the work
+// still used (B lifetime violations, 8 of 10 runs on the CUDA stand-in); and
+// before patch 0025 the HSA child's exit could hang in AMDGPUQueueTy::deinit
+// on a queue lock a parent thread held at the fork (2 of 10 runs).
 // REQUIRES: cuda-standin || hsa-standin
 // RUN: %if cuda-standin %{ %clang-sm90 %s -o %t.cuda %}
 // RUN: %if cuda-standin %{ %standin-env %run %t.cuda sync 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,CUDA8,CUDA-EXIT %s %}
@@ -25,6 +24,7 @@
 // RUN: %if hsa-standin %{ %clang-gfx90a %s -o %t.hsa %}
 // RUN: %if hsa-standin %{ %hsa-env %run %t.hsa sync 2>&1 | %fcheck --check-prefixes=CHECK,HSA,HSA8,HSA-EXIT %s %}
 // RUN: %if hsa-standin %{ %hsa-env %run %t.hsa nowait 2>&1 | %fcheck --check-prefixes=CHECK,HSA,HSA12,HSA-EXIT %s %}
+// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=2000:5000 %run %t.hsa inflight 2>&1 | %fcheck --check-prefixes=CHECK,HSA,HSA12,HSA-EXIT %s %}
 // RUN: %if hsa-standin %{ %hsa-env %run %t.hsa offload 2>&1 | %fcheck --check-prefixes=CHECK,HSA,HSA12,HSA-OFFLOAD %s %}
 #include <signal.h>
 #include <stdio.h>
