@@ -6,8 +6,8 @@
 //===----------------------------------------------------------------------===//
 //
 // Launch-latency benchmarks for the KLE transports (Google Benchmark). The
-// transport is chosen per process with LIBOMPTARGET_KLE_TRANSPORT, so
-// bench/kle-compare.py runs this binary once per transport, interleaved.
+// transport is chosen per process with LIBOMPTARGET_KLE_TRANSPORT, or switched
+// launch by launch with --interleave (what `bench/klebench.py compare` runs).
 //
 //   SyncReduction/teams:N   one target region with a cross-team reduction
 //                           (the launches that carry a KLE), launched and
@@ -23,7 +23,7 @@
 //                           the kernel's own run time on the GPU (CUDA events
 //                           around cuLaunchKernel, manual time), registered
 //                           only when bench/kernel-timer's libcuda.so is
-//                           loaded (kle-compare.py --kernel-times): exposes
+//                           loaded (klebench.py compare --kernel-times): exposes
 //                           any slowdown from reading the KLE over the link
 //   ReductionAfterWork/teams:N/work_ns:W
 //                           the kernel time of a reduction kernel whose teams
@@ -32,7 +32,7 @@
 //                           maximum SM clock) before the reduction: whether
 //                           a team's work hides the KLE read (issue 19);
 //                           registered only with the kernel timer, like
-//                           Kernel*; run by bench/kle-ab.py, not kle-compare
+//                           Kernel*; run by `klebench.py compare --ab`
 // SyncReduction also runs with 1, 4 and 16 host threads launching at once.
 // KLE_BENCH_DEVICE selects the device (default: the default device; "gpu":
 // the first device that is not the host's);
@@ -51,8 +51,8 @@
 // process's CPU time (getrusage); --waits poll,block runs each transport and
 // the baseline under each of the CUDA plugin's waits (__kle_bench_set_wait),
 // --floor adds the same work done through the CUDA driver directly
-// (kle-floor.h) as one more unit; bench/klebench turns them into paired
-// differences with CIs (kle-compare.py --interleave).
+// (kle-floor.h) as one more unit; `bench/klebench.py compare` turns them
+// into paired differences with CIs.
 //
 //===----------------------------------------------------------------------===//
 
