@@ -172,7 +172,11 @@ def interleaved(a, env, num, uid, driver, host_only, timer_dir):
     t0 = time.time()
 
     def bench_run(e, what):
-        res = run(cmd, e, timeout=TIMEOUT[0])
+        try:
+            res = run(cmd, e, timeout=TIMEOUT[0])
+        except subprocess.TimeoutExpired:
+            die("kle-bench --interleave took longer than %d s (--timeout; %s)"
+                % (TIMEOUT[0], what))
         if res.returncode:
             failed("kle-bench --interleave failed (%s)" % what, res)
         for line in res.stderr.splitlines():
