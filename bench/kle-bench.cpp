@@ -38,9 +38,6 @@
 // the first device that is not the host's);
 // --list-devices prints "<number> <uid>" for each offload device;
 // --launches N runs N synchronous reduction launches and exits;
-// --latency-samples N prints, as JSON, N per-launch launch-to-completion
-// latencies (ns, steady clock) of the reduction and the baseline kernel at
-// 1 and 1024 teams, the two launched alternately (ABBA) after a warm-up;
 // --interleave zerocopy,resident,staged,copy [--cycles N] [--warmup N]
 // [--teams T,...] [--batch N] [--waits W,...] [--floor] switches the
 // transport between launches of this one process (kle-offload's
@@ -288,53 +285,6 @@ void workArgs(benchmark::internal::Benchmark *B) {
   for (int Teams : {1, 132, 16384})
     for (int WorkNs : {0, 2000, 10000})
       B->Args({Teams, WorkNs});
-}
-
-// Per-launch latencies as JSON on stdout (see the header).
-int latencySamples(int N) {
-  const int Dev = benchDevice();
-  using Clock = std::chrono::steady_clock;
-  std::printf("{");
-  const int TeamCounts[] = {1, 1024};
-  for (int T = 0; T < 2; ++T) {
-    const int Teams = TeamCounts[T];
-    std::vector<long long> Red, Base;
-    Red.reserve(N);
-    Base.reserve(N);
-    for (int K = 0; K < 50; ++K) { // warm-up: images, pools, caches
-      reductionLaunch(Dev, Teams);
-      baselineLaunch(Dev, Teams);
-    }
-    using Ns = std::chrono::nanoseconds;
-    for (int K = 0; K < N; ++K) {
-      // ABBA...: each kernel goes first in every other pair, so neither
-      // always follows the other.
-      const bool RedFirst = K % 2 == 0;
-      auto T0 = Clock::now();
-      benchmark::DoNotOptimize(RedFirst ? reductionLaunch(Dev, Teams)
-                                        : baselineLaunch(Dev, Teams));
-      auto T1 = Clock::now();
-      benchmark::DoNotOptimize(RedFirst ? baselineLaunch(Dev, Teams)
-                                        : reductionLaunch(Dev, Teams));
-      auto T2 = Clock::now();
-      long long First = std::chrono::duration_cast<Ns>(T1 - T0).count();
-      long long Second = std::chrono::duration_cast<Ns>(T2 - T1).count();
-      Red.push_back(RedFirst ? First : Second);
-      Base.push_back(RedFirst ? Second : First);
-    }
-    auto Emit = [](const char *Name, const std::vector<long long> &V, bool Last) {
-      std::printf("\"%s\": [", Name);
-      for (size_t I = 0; I < V.size(); ++I)
-        std::printf("%s%lld", I ? "," : "", V[I]);
-      std::printf("]%s", Last ? "" : ", ");
-    };
-    std::printf("%s\"teams:%d\": {", T ? ", " : "", Teams);
-    Emit("reduction", Red, false);
-    Emit("baseline", Base, true);
-    std::printf("}");
-  }
-  std::printf("}\n");
-  return 0;
 }
 
 // --- Interleaved transports (--interleave): see the header. -------------
@@ -856,17 +806,6 @@ int main(int argc, char **argv) {
         Sum += reductionLaunch(benchDevice(), 1);
       std::printf("launches done, checksum %ld\n", Sum);
       return 0;
-    }
-  for (int I = 1; I + 1 < argc; ++I)
-    if (!std::strcmp(argv[I], "--latency-samples")) {
-      std::optional<long> N = parseCount(argv[I + 1], 1, 10000000);
-      if (!N) {
-        std::fprintf(stderr, "kle-bench: error: --latency-samples wants a "
-                             "number from 1 to 10000000, not \"%s\"\n",
-                     argv[I + 1]);
-        return 2;
-      }
-      return latencySamples(static_cast<int>(*N));
     }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv))

@@ -18,7 +18,8 @@
 import importlib
 import sys
 
-from kle import common
+sys.dont_write_bytecode = True  # no __pycache__ in bench/ or the GPU bundle
+from kle import common  # noqa: E402
 
 COMMANDS = {"compare": "kle.compare", "instructions": "kle.instructions",
             "launch-cost": "kle.launch_cost", "plot": "kle.plot",

@@ -158,6 +158,10 @@ def interleaved(a, env, num, uid, driver, host_only, timer_dir):
     per_cycle = len(units) * (len(teams) + a.batch) * launch_s
     passes = 2 if timer_dir else 1
     est = passes * (0.5 + (a.cycles + a.warmup) * per_cycle)
+    if a.timer_note:
+        print("%s: no kernel-only times on the stand-in: its kernels take no time unless "
+              "KLE_STANDIN_KERNEL_US is set; --kernel-times DIR forces them" % PROG(),
+              file=sys.stderr)
     print(PROG() + ": interleaved: %d kle-bench run%s, %d+%d cycles of %s, teams %s%s; "
           "estimated %s" % (passes, "s" if passes > 1 else "", a.warmup, a.cycles,
                             ",".join(units), a.teams,
@@ -511,9 +515,7 @@ def main(argv):
         kernel_us = float(env.get("KLE_STANDIN_KERNEL_US", "0") or 0)
     except ValueError:
         kernel_us = 0.0
-    if standin and timer_dir and a.kernel_times == "auto" and kernel_us <= 0:
-        print("%s: no kernel-only times on the stand-in: its kernels take no time unless "
-              "KLE_STANDIN_KERNEL_US is set; --kernel-times DIR forces them" % PROG(),
-              file=sys.stderr)
+    a.timer_note = standin and timer_dir and a.kernel_times == "auto" and kernel_us <= 0
+    if a.timer_note:
         timer_dir = None
     return interleaved(a, env, num, uid, driver, host_only, timer_dir)

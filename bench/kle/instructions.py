@@ -1,107 +1,41 @@
 """klebench.py instructions: host instructions per launch of the KLE transports
-under callgrind, and the callgrind reading that launch-cost shares.
+under callgrind; and the callgrind reading launch-cost shares (parse,
+components, counted_calls, differences).
 
 Runs `kle-bench --launches N` under `valgrind --tool=callgrind
---separate-threads=no` on the CUDA driver stand-in, for each transport
-(kle.common.TRANSPORTS, forced with LIBOMPTARGET_KLE_TRANSPORT) and each of
-two launch counts N1 < N2 (default 50 and 150), and reports host instructions
-per synchronous 1-team teams-reduction launch:
+--separate-threads=no` on the CUDA driver stand-in, per transport (forced
+with LIBOMPTARGET_KLE_TRANSPORT, checked by the stand-in's
+KLE_STANDIN_EXPECT) and for N1 < N2 launches (default 50, 150):
+Ir/launch = (Ir(N2) - Ir(N1)) / (N2 - N1), so start-up and tear-down
+cancel; all threads together. Counts do not grow with load, but thread
+interleaving moves malloc's state (copy and staged by a few per cent), so
+each transport runs --repeat pairs (default 3); the KLE path rows come from
+the pair with the median "KLE path excl. driver calls" (so they add up), the
+whole process is its own median; the JSON has every repetition.
 
-    Ir/launch = (Ir(N2) - Ir(N1)) / (N2 - N1)
-
-so start-up and tear-down cancel. Unit: Ir, instructions executed by the host
-CPU as counted by callgrind, all threads together, per launch. Unlike times,
-instruction counts do not grow with the machine's load, so they repeat on a
-noisy machine. What varies is thread interleaving (the stand-in's stream
-thread against the launching thread), which changes malloc's state: copy's and
-staged's figures move by a few per cent from run to run, zerocopy's by a few
-Ir, and an occasional run's whole-process figure by up to ~10%. So each
-transport is run --repeat times (default 3) and the table shows, for the KLE
-path rows, the pair of runs with the median "KLE path excl. driver calls" (so
-that those rows add up), and for the whole process its own median (the lower
-middle one for an even --repeat). The JSON has every repetition and the range
-of each metric.
-
-Metrics (rows of the table):
-  whole process         every instruction of the process: kle-bench, libomp,
-                        libomptarget and the CUDA plugin, the stand-in and its
-                        stream thread.
-  KLE path incl. driver the KLE's per-launch life in the plugin: the inclusive
-                        cost of every call into KLE code (KLE_FN: namespace
-                        kle and the plugin's KLE* classes and functions) from
-                        outside it -- per launch
-                        KLETransportTy::prepare (with the per-kind paths,
-                        the slot pool and the image-ABI cache inside it),
-                        ::finish and ::recycleCompletedQueue -- plus the
-                        inclusive cost of
-                        GenericDeviceTy::synchronize's and ::queryAsync's
-                        calls to GenericDeviceTy::dataDelete (their
-                        AssociatedAllocations loop). Attribution of that loop:
-                        every entry in it was put there by KLETransportTy
-                        (freeAllocationAfterSynchronization is called only
-                        by KLE code, since upstream's
-                        getKernelLaunchEnvironment is no longer called): the
-                        teams-reduction buffer where it is per launch (copy;
-                        zerocopy and staged keep one per slot), and copy's
-                        and staged's device KLE. All of it is counted, as
-                        the allocations are counted inside prepare.
-  driver calls in KLE   the inclusive cost of the calls from the plugin into
-                        the driver library (libcuda.so.1, here the stand-in)
-                        made on the KLE path (their caller chains, from
-                        callgrind's --separate-callers on cu* functions,
-                        pass through KLE code or through dataDelete called
-                        from synchronize/queryAsync). The plugin's dlopen
-                        trampolines (cu* in libomptarget) stay plugin-side.
-  KLE path excl. driver KLE path incl. driver minus driver calls in KLE: the
-                        plugin's own cost. THE TARGET IS CHECKED AGAINST THIS
-                        ONE: zerocopy's and resident's must each be no more than a quarter of copy's.
-  allocations           the inclusive cost, per launch, of the dataAlloc calls
-                        from KLE code and the AssociatedAllocations
-                        dataDelete calls: copy allocates the device KLE and
-                        the teams-reduction buffer per launch (as upstream),
-                        staged the device KLE; zerocopy none (the slot keeps
-                        its reduction buffer). Memory-manager hits here, no
-                        driver call.
-  KLE path excl. driver and allocations
-                        the rest (informative).
-
-The whole process is also split by component (self instructions per launch
-of libomptarget, the plugin, libomp, LLVM, libc, the loader, the stand-in,
-the program; parse() and components() below), with calls per launch of dlsym,
-strtol, the allocator, mutexes and the driver, so that the figures describe
-the runtime, not the stand-in. `klebench.py launch-cost instructions` sets these figures side
-by side with stock LLVM 22.1.8's.
-
-Caveat: the driver calls are the stand-in's CPU emulation of cuMemcpyHtoDAsync,
-cuCtxSetCurrent and so on, not the real driver's cost, which may be larger or
-smaller. Only the figures excluding driver calls are plugin-side facts; those
-including them are indicative.
-
-Outputs: a table on stdout labelled HOST-SIDE, CUDA driver stand-in, the
-zerocopy/copy ratios of the KLE path, a PASS/MISS line for the target, and
-JSON (--out, default build/bench-results/kle-instructions.json; a file name,
-checked before the first valgrind run, its directory created). One
-progress line per valgrind run goes to stderr. Python standard library only.
-
-The callgrind reading (shared with launch-cost):
---separate-callers contexts) and returns a Profile: total Ir, self Ir per
-function, each function's object file, calls per callee function, and the
-call edges with their inclusive cost (the KLE path above).
-
-component(fn, ob) names the part of the process a function belongs to:
-  libomptarget  libomptarget.so's own code (the OpenMP offload runtime)
-  plugin        the plugins linked into libomptarget.so: functions in
-                namespace llvm::omp::target::plugin or kle (the fork's KLE
-                code), and the plugins' dlopen trampolines (cu*, hsa_*)
-  libomp        the host OpenMP runtime
-  LLVM          libLLVM (Support: the time profiler, ADT, Error)
-  libc          libc, libstdc++, libm, libgcc_s, libpthread (malloc, locks,
-                strings, ...)
-  loader        ld-linux (symbol lookup: dlsym, lazy binding)
-  stand-in      the CUDA driver or HSA runtime stand-in (libcuda.so.1,
-                libhsa-runtime64.so.1), or the real driver
-  program       the benchmark executable
-  other         anything else (valgrind's preload, libffi, libz, ...)
+Rows:
+  whole process         every instruction of the process.
+  KLE path incl. driver the inclusive cost of every call into KLE code
+                        (KLE_FN) from outside it (prepare, finish,
+                        recycleCompletedQueue, ...), plus synchronize's and
+                        queryAsync's dataDelete calls (their
+                        AssociatedAllocations loop frees only what KLE code
+                        put there: per-launch reduction buffers, copy's and
+                        staged's device KLE).
+  driver calls in KLE   the inclusive cost of calls into the driver library
+                        (here the stand-in) whose caller chain
+                        (--separate-callers on cu*) passes through the KLE
+                        path; the plugin's dlopen trampolines stay plugin-side.
+  KLE path excl. driver the plugin's own cost: THE TARGET (zerocopy's and
+                        resident's each at most a quarter of copy's).
+  allocations           dataAlloc from KLE code and those dataDelete calls.
+  KLE path excl. driver and allocations: the rest.
+The whole process is also split by component (self Ir: COMPONENTS) with
+calls per launch (COUNTED_CALLS). The stand-in's driver calls are its CPU
+emulation, not the real driver's cost: only the figures without them are
+plugin-side facts. Output: the table (HOST-SIDE, CUDA driver stand-in), the
+ratios to copy, PASS/MISS for the target, JSON (--out, checked before the
+first valgrind run); one progress line per valgrind run on stderr.
 """
 import argparse
 import json
@@ -142,6 +76,11 @@ def die(msg, code=1):
     common.die(common.PROG, msg, code)
 
 
+# The parts of a process (component()): libomptarget's own code; the plugins
+# linked into it (namespace llvm::omp::target::plugin or kle, and the dlopen
+# trampolines cu*, hsa_*); libomp; libLLVM; libc (with libstdc++, libm,
+# libgcc_s, libpthread); the loader (dlsym, lazy binding); the driver or its
+# stand-in; the benchmark program; anything else.
 COMPONENTS = ("libomptarget", "plugin", "libomp", "LLVM", "libc", "loader",
               "stand-in", "program", "other")
 PLUGIN_FN = re.compile(r"^(llvm::omp::target::plugin::|kle::|cu[A-Z]\w*$|hsa_\w+$)")
