@@ -450,9 +450,9 @@ def main(argv):
     a = ap.parse_args(argv)
     if a.timeout < 1:
         die("--timeout must be at least 1 second")
+    common.require_scipy()  # before any output (may re-execute)
     if a.ab:
         return ab(a)
-    common.require_scipy()  # before any output (may re-execute)
     for k, v in PROFILES["quick" if a.quick else "full"].items():
         if getattr(a, k) is None:
             setattr(a, k, v)
