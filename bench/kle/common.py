@@ -3,7 +3,6 @@ bench/kle-bench, the KLE stats line, checking --out before any work, the one
 error exit (die) and the one re-execution under Debian's python3 when numpy
 or scipy are missing (require_scipy)."""
 import json
-import math
 import os
 import re
 import subprocess
