@@ -313,8 +313,9 @@ def measure(path):
 
 
 def run_one(a, env, transport, n, tmp):
-    print("%s: valgrind kle-bench --launches %d under %s" % (common.PROG, n, transport),
-          file=sys.stderr, flush=True)
+    a.runs_done += 1
+    print("%s: run %d/%d: valgrind kle-bench --launches %d under %s"
+          % (common.PROG, a.runs_done, a.runs, n, transport), file=sys.stderr, flush=True)
     out = os.path.join(tmp, "callgrind.%s.%d.out" % (transport, n))
     cmd = [a.valgrind, "--tool=callgrind", "-q", "--separate-threads=no",
            "--dump-instr=no", "--dump-line=no",
@@ -460,6 +461,7 @@ def main(argv):
     env["KLE_BENCH_DEVICE"] = str(num)
 
     results = {}
+    a.runs, a.runs_done = 2 * a.repeat * len(transports), 0
     t0 = time.time()
     with tempfile.TemporaryDirectory(prefix="klebench-instructions.") as tmp:
         for t in transports:
