@@ -6,8 +6,8 @@
 //===----------------------------------------------------------------------===//
 //
 // Launch-latency benchmarks for the KLE transports (Google Benchmark). The
-// transport is chosen per process with LIBOMPTARGET_KLE_TRANSPORT, so
-// bench/kle-compare.py runs this binary once per transport, interleaved.
+// transport is chosen per process with LIBOMPTARGET_KLE_TRANSPORT, or switched
+// launch by launch with --interleave (what `bench/klebench.py compare` runs).
 //
 //   SyncReduction/teams:N   one target region with a cross-team reduction
 //                           (the launches that carry a KLE), launched and
@@ -23,7 +23,7 @@
 //                           the kernel's own run time on the GPU (CUDA events
 //                           around cuLaunchKernel, manual time), registered
 //                           only when bench/kernel-timer's libcuda.so is
-//                           loaded (kle-compare.py --kernel-times): exposes
+//                           loaded (klebench.py compare --kernel-times): exposes
 //                           any slowdown from reading the KLE over the link
 //   ReductionAfterWork/teams:N/work_ns:W
 //                           the kernel time of a reduction kernel whose teams
@@ -32,15 +32,12 @@
 //                           maximum SM clock) before the reduction: whether
 //                           a team's work hides the KLE read (issue 19);
 //                           registered only with the kernel timer, like
-//                           Kernel*; run by bench/kle-ab.py, not kle-compare
+//                           Kernel*; run by `klebench.py compare --ab`
 // SyncReduction also runs with 1, 4 and 16 host threads launching at once.
 // KLE_BENCH_DEVICE selects the device (default: the default device; "gpu":
 // the first device that is not the host's);
 // --list-devices prints "<number> <uid>" for each offload device;
 // --launches N runs N synchronous reduction launches and exits;
-// --latency-samples N prints, as JSON, N per-launch launch-to-completion
-// latencies (ns, steady clock) of the reduction and the baseline kernel at
-// 1 and 1024 teams, the two launched alternately (ABBA) after a warm-up;
 // --interleave zerocopy,resident,staged,copy [--cycles N] [--warmup N]
 // [--teams T,...] [--batch N] [--waits W,...] [--floor] switches the
 // transport between launches of this one process (kle-offload's
@@ -51,8 +48,8 @@
 // process's CPU time (getrusage); --waits poll,block runs each transport and
 // the baseline under each of the CUDA plugin's waits (__kle_bench_set_wait),
 // --floor adds the same work done through the CUDA driver directly
-// (kle-floor.h) as one more unit; bench/klebench turns them into paired
-// differences with CIs (kle-compare.py --interleave).
+// (kle-floor.h) as one more unit; `bench/klebench.py compare` turns them
+// into paired differences with CIs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -288,53 +285,6 @@ void workArgs(benchmark::internal::Benchmark *B) {
   for (int Teams : {1, 132, 16384})
     for (int WorkNs : {0, 2000, 10000})
       B->Args({Teams, WorkNs});
-}
-
-// Per-launch latencies as JSON on stdout (see the header).
-int latencySamples(int N) {
-  const int Dev = benchDevice();
-  using Clock = std::chrono::steady_clock;
-  std::printf("{");
-  const int TeamCounts[] = {1, 1024};
-  for (int T = 0; T < 2; ++T) {
-    const int Teams = TeamCounts[T];
-    std::vector<long long> Red, Base;
-    Red.reserve(N);
-    Base.reserve(N);
-    for (int K = 0; K < 50; ++K) { // warm-up: images, pools, caches
-      reductionLaunch(Dev, Teams);
-      baselineLaunch(Dev, Teams);
-    }
-    using Ns = std::chrono::nanoseconds;
-    for (int K = 0; K < N; ++K) {
-      // ABBA...: each kernel goes first in every other pair, so neither
-      // always follows the other.
-      const bool RedFirst = K % 2 == 0;
-      auto T0 = Clock::now();
-      benchmark::DoNotOptimize(RedFirst ? reductionLaunch(Dev, Teams)
-                                        : baselineLaunch(Dev, Teams));
-      auto T1 = Clock::now();
-      benchmark::DoNotOptimize(RedFirst ? baselineLaunch(Dev, Teams)
-                                        : reductionLaunch(Dev, Teams));
-      auto T2 = Clock::now();
-      long long First = std::chrono::duration_cast<Ns>(T1 - T0).count();
-      long long Second = std::chrono::duration_cast<Ns>(T2 - T1).count();
-      Red.push_back(RedFirst ? First : Second);
-      Base.push_back(RedFirst ? Second : First);
-    }
-    auto Emit = [](const char *Name, const std::vector<long long> &V, bool Last) {
-      std::printf("\"%s\": [", Name);
-      for (size_t I = 0; I < V.size(); ++I)
-        std::printf("%s%lld", I ? "," : "", V[I]);
-      std::printf("]%s", Last ? "" : ", ");
-    };
-    std::printf("%s\"teams:%d\": {", T ? ", " : "", Teams);
-    Emit("reduction", Red, false);
-    Emit("baseline", Base, true);
-    std::printf("}");
-  }
-  std::printf("}\n");
-  return 0;
 }
 
 // --- Interleaved transports (--interleave): see the header. -------------
@@ -856,17 +806,6 @@ int main(int argc, char **argv) {
         Sum += reductionLaunch(benchDevice(), 1);
       std::printf("launches done, checksum %ld\n", Sum);
       return 0;
-    }
-  for (int I = 1; I + 1 < argc; ++I)
-    if (!std::strcmp(argv[I], "--latency-samples")) {
-      std::optional<long> N = parseCount(argv[I + 1], 1, 10000000);
-      if (!N) {
-        std::fprintf(stderr, "kle-bench: error: --latency-samples wants a "
-                             "number from 1 to 10000000, not \"%s\"\n",
-                     argv[I + 1]);
-        return 2;
-      }
-      return latencySamples(static_cast<int>(*N));
     }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv))

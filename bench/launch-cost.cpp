@@ -6,8 +6,8 @@
 //===----------------------------------------------------------------------===//
 //
 // A plain program for counting the host's work per target region, the same
-// binary run against the fork's or stock LLVM's libraries (bench/
-// launch-cost.py: instructions under callgrind, latency from interleaved
+// binary run against the fork's or stock LLVM's libraries (`bench/klebench.py
+// launch-cost`: instructions under callgrind, latency from interleaved
 // pairs of processes; test/host/launch_path_calls.test):
 //
 //   launch-cost KIND N [SAMPLES [floor]]

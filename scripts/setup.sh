@@ -7,7 +7,7 @@
 #   3. build the examples as fat binaries (host, gfx90a, sm_90) with the
 #      installed CMake package, run each on every available device and print
 #      a table of results,
-#   4. print the transport table (bench/transport-table.py): the examples
+#   4. print the transport table (scripts/transport-table.py): the examples
 #      under each KLE transport on the GPU, with a quick 1-team latency
 #      comparison, or without a GPU on the CUDA driver stand-in (violations,
 #      the KLE's copies and allocations per launch, host ns in the KLE path).
@@ -19,14 +19,12 @@ source "$(dirname "$0")/common.sh"
 KLE_PACKAGES=(clang-22 lld-22 llvm-22-dev llvm-22-tools libomp-22-dev
   libffi-dev libelf-dev libzstd-dev zlib1g-dev ninja-build cmake curl xz-utils
   patch git python3 rocm-device-libs libgtest-dev libbenchmark-dev
-  valgrind python3-matplotlib python3-tqdm python3-numpy python3-scipy
-  libpolly-22-dev)
-# valgrind: instructions per launch (bench/kle-instructions.py);
-# python3-matplotlib: the latency plot (bench/kle-plot.py); python3-tqdm:
-# kle-compare.py's progress bar; python3-numpy, python3-scipy: the
-# interleaved method's statistics (bench/klebench.py); libpolly-22-dev:
-# LLVM's static export set names libPolly.a, which the relocatable GPU bundle's
-# static link (bench/gpu-bundle.sh) needs present, though nothing uses it.
+  valgrind python3-matplotlib python3-numpy python3-scipy libpolly-22-dev)
+# valgrind: instructions per launch (bench/klebench.py instructions);
+# python3-matplotlib, python3-numpy, python3-scipy: bench/klebench.py's plot
+# and statistics (bench/requirements.txt); libpolly-22-dev: LLVM's static
+# export set names libPolly.a, which the relocatable GPU bundle's static link
+# (bench/gpu/gpu-bundle.sh) needs present, though nothing uses it.
 
 missing=()
 for p in "${KLE_PACKAGES[@]}"; do
@@ -59,7 +57,7 @@ cmake -G Ninja -S "$KLE_ROOT/bench" -B "$KLE_BUILD_DIR/bench" -DCMAKE_CXX_COMPIL
 rc=0
 "$KLE_ROOT/scripts/run-examples.sh" || rc=$?
 echo
-python3 "$KLE_ROOT/bench/transport-table.py" --examples "$KLE_BUILD_DIR/examples" \
+python3 "$KLE_ROOT/scripts/transport-table.py" --examples "$KLE_BUILD_DIR/examples" \
   --standin "$KLE_BUILD_DIR/test/cuda-standin/lib" --bench "$KLE_BUILD_DIR/bench/kle-bench" \
   --out "$KLE_BUILD_DIR/bench-results/setup" || rc=$((rc ? rc : 1))
 exit $rc

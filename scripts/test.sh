@@ -8,7 +8,7 @@
 #   5. (opt-in, "sanitizers") the CUDA and HSA stand-in tests against ASan and TSan
 #      builds of libomptarget; .ci/run adds it when CI time allows;
 #   6. (opt-in, "bundle") build and check the relocatable GPU bundle
-#      (bench/gpu-bundle.sh) and run its one-shot script on the CUDA stand-in;
+#      (bench/gpu/gpu-bundle.sh) and run its one-shot script on the CUDA stand-in;
 #      .ci/run adds it too when time allows,
 #   7. (opt-in, "faults") the full fault sweep over both driver stand-ins
 #      (test/standin/fault-sweep): every driver entry point failing at each
@@ -122,7 +122,7 @@ for s in $suites; do
     [ $rc -eq 0 ] && count sanitizers 1 0 || count sanitizers 0 1 ;;
   bundle)
     echo "== relocatable GPU bundle: build, check, one-shot script on the CUDA stand-in"
-    if "$KLE_ROOT/bench/gpu-bundle.sh" build; then
+    if "$KLE_ROOT/bench/gpu/gpu-bundle.sh" build; then
       out="$KLE_BUILD_DIR/lit-bundle.log"
       "$lit" -sv --param KLE_PREFIX="$KLE_PREFIX" --param KLE_BUILD_DIR="$KLE_BUILD_DIR" \
         "$KLE_ROOT/test/bench/gpu-bundle-standin.test" > "$out" 2>&1

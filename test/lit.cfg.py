@@ -19,7 +19,7 @@
 #   stock-devicertl-amdgcn  the same for amdgcn (%stockrtl-clang-gfx90a)
 #   matplotlib       python3 or /usr/bin/python3 can import matplotlib
 #   valgrind         /usr/bin/valgrind is installed (instructions per launch)
-#   gpu-bundle       build/gpu-bundle exists (bench/gpu-bundle.sh)
+#   gpu-bundle       build/gpu-bundle exists (bench/gpu/gpu-bundle.sh)
 import os
 import shutil
 import subprocess
@@ -78,6 +78,7 @@ subs = [
     ("%repo", repo),
     ("%scripts", os.path.join(repo, "scripts")),
     ("%bench", os.path.join(repo, "bench")),
+    ("%klebench", "python3 " + os.path.join(repo, "bench", "klebench.py")),
     ("%examples", os.path.join(repo, "examples")),
     ("%run", "timeout 120"),
     ("%fcheck", os.path.join(llvm_bin, "FileCheck")),
@@ -246,10 +247,10 @@ if os.path.exists(tarball):
 if os.access(os.path.join(build, "bench", "kle-bench"), os.X_OK):
     config.available_features.add("kle-bench")
 if os.path.exists(os.path.join(build, "gpu-bundle", "MANIFEST")):
-    config.available_features.add("gpu-bundle")  # bench/gpu-bundle.sh ran
+    config.available_features.add("gpu-bundle")  # bench/gpu/gpu-bundle.sh ran
 
 if any(shutil.which(py) and subprocess.run([py, "-c", "import matplotlib"],
        capture_output=True).returncode == 0 for py in ("python3", "/usr/bin/python3")):
-    config.available_features.add("matplotlib")  # bench/kle-plot.py can draw
+    config.available_features.add("matplotlib")  # klebench.py plot can draw
 if os.access("/usr/bin/valgrind", os.X_OK):
-    config.available_features.add("valgrind")  # bench/kle-instructions.py
+    config.available_features.add("valgrind")  # klebench.py instructions

@@ -33,7 +33,7 @@ namespace {
 /// (cp.async), decided when the bitcode is linked for its target
 /// (__nvvm_reflect, as Reduction.cpp does for sm_70). Built with
 /// KLE_DEVICERTL_SYNC_READ, every target reads synchronously (the A/B
-/// baseline, bench/gpu-bundle.sh).
+/// baseline, bench/gpu/gpu-bundle.sh).
 bool readsAsync() {
 #if defined(__NVPTX__) && !defined(KLE_DEVICERTL_SYNC_READ) &&                \
     __has_builtin(__nvvm_reflect)

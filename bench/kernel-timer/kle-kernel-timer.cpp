@@ -14,8 +14,8 @@
 // kernel-timer/libcuda.so with DT_NEEDED libcuda.so.1, so with its directory
 // first on LD_LIBRARY_PATH the plugin finds cuLaunchKernel here and every
 // other entry point in the real driver (dlsym searches the handle's
-// dependencies). It is never installed; bench/kle-compare.py
-// (--kernel-times) and the GPU bundle put it on the path for one pass only,
+// dependencies). It is never installed; bench/klebench.py
+// compare (--kernel-times) and the GPU bundle put it on the path for one pass only,
 // because the two events per launch add to launch latency.
 //
 // What it measures: cuEventRecord on the launch's stream before and after

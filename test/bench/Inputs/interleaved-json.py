@@ -1,4 +1,4 @@
-"""For kle-compare-interleave.test: the shape of a kle-interleaved.json. Prints
+"""For compare-quick.test: the shape of a kle-interleaved.json. Prints
 one line per check: every benchmark has a "paired" entry per transport and
 reference (copy for every transport but copy, baseline for all) with the
 keys benchmark, transport, reference, median_diff_us, ci_low_us, ci_high_us,

@@ -1,4 +1,4 @@
-"""For interleave-planted.test: checks what kle-compare --interleave reported
+"""For interleave-planted.test: checks what `klebench.py compare` reported
 for a difference planted on the CUDA driver stand-in, and shows (without a
 verdict) what one process per transport reports for the same budget.
 
@@ -16,9 +16,10 @@ and exits 1 if a check says no."""
 import argparse
 import json
 
-import klebench
+from kle import common, stats
+from kle.compare import parse_interleaved
 
-numpy, _ = klebench.require_scipy("planted-check")
+numpy, _ = common.require_scipy("planted-check")
 
 ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 ap.add_argument("--compare", required=True)
@@ -41,8 +42,8 @@ print("CI excludes 0: %s" % ("yes" if excl else "no"))
 doc = json.load(open(a.compare))
 units = doc["units"]
 ns = numpy.array(doc["samples_ns"][name])
-null = klebench.paired_median_ci((ns[:, units.index("zerocopy")] -
-                                  ns[:, units.index("resident")]) / 1e3)
+null = stats.paired_median_ci((ns[:, units.index("zerocopy")] -
+                               ns[:, units.index("resident")]) / 1e3)
 small = abs(null[0]) <= 0.15 * a.planted_us
 print("null: zerocopy - resident = %.0f us [%.0f..%.0f]; |median| <= 15%% of planted: %s"
       % (null + ("yes" if small else "no",)))
@@ -50,7 +51,7 @@ ok = within and excl and small
 if a.per_process:
     med = []
     for f in a.per_process:
-        b = klebench.parse_interleaved(open(f).read(), "planted-check")[name]
+        b = parse_interleaved(open(f).read())[name]
         med.append(b["samples"][:, 0] / 1e3)
     rng = numpy.random.default_rng(1)
     boots = [numpy.median(rng.choice(med[0], med[0].size)) -

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""For test/bench/kle-plot.test: per file, "<name> PNG <width>x<height> <kB>kB"
+"""For test/bench/plot.test: per file, "<name> PNG <width>x<height> <kB>kB"
 read from the signature and the IHDR chunk, or "<name> not a PNG"."""
 import os
 import struct

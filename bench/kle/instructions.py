@@ -1,90 +1,43 @@
-#!/usr/bin/env python3
-"""Host instructions per launch of the KLE transports under callgrind.
+"""klebench.py instructions: host instructions per launch of the KLE transports
+under callgrind; and the callgrind reading launch-cost shares (parse,
+components, counted_calls, differences).
 
 Runs `kle-bench --launches N` under `valgrind --tool=callgrind
---separate-threads=no` on the CUDA driver stand-in, for each transport
-(klebench.TRANSPORTS, forced with LIBOMPTARGET_KLE_TRANSPORT) and each of
-two launch counts N1 < N2 (default 50 and 150), and reports host instructions
-per synchronous 1-team teams-reduction launch:
+--separate-threads=no` on the CUDA driver stand-in, per transport (forced
+with LIBOMPTARGET_KLE_TRANSPORT, checked by the stand-in's
+KLE_STANDIN_EXPECT) and for N1 < N2 launches (default 50, 150):
+Ir/launch = (Ir(N2) - Ir(N1)) / (N2 - N1), so start-up and tear-down
+cancel; all threads together. Counts do not grow with load, but thread
+interleaving moves malloc's state (copy and staged by a few per cent), so
+each transport runs --repeat pairs (default 3); the KLE path rows come from
+the pair with the median "KLE path excl. driver calls" (so they add up), the
+whole process is its own median; the JSON has every repetition.
 
-    Ir/launch = (Ir(N2) - Ir(N1)) / (N2 - N1)
-
-so start-up and tear-down cancel. Unit: Ir, instructions executed by the host
-CPU as counted by callgrind, all threads together, per launch. Unlike times,
-instruction counts do not grow with the machine's load, so they repeat on a
-noisy machine. What varies is thread interleaving (the stand-in's stream
-thread against the launching thread), which changes malloc's state: copy's and
-staged's figures move by a few per cent from run to run, zerocopy's by a few
-Ir, and an occasional run's whole-process figure by up to ~10%. So each
-transport is run --repeat times (default 3) and the table shows, for the KLE
-path rows, the pair of runs with the median "KLE path excl. driver calls" (so
-that those rows add up), and for the whole process its own median (the lower
-middle one for an even --repeat). The JSON has every repetition and the range
-of each metric.
-
-Metrics (rows of the table):
-  whole process         every instruction of the process: kle-bench, libomp,
-                        libomptarget and the CUDA plugin, the stand-in and its
-                        stream thread.
-  KLE path incl. driver the KLE's per-launch life in the plugin: the inclusive
-                        cost of every call into KLE code (KLE_FN: namespace
-                        kle and the plugin's KLE* classes and functions) from
-                        outside it -- per launch
-                        KLETransportTy::prepare (with the per-kind paths,
-                        the slot pool and the image-ABI cache inside it),
-                        ::finish and ::recycleCompletedQueue -- plus the
-                        inclusive cost of
-                        GenericDeviceTy::synchronize's and ::queryAsync's
-                        calls to GenericDeviceTy::dataDelete (their
-                        AssociatedAllocations loop). Attribution of that loop:
-                        every entry in it was put there by KLETransportTy
-                        (freeAllocationAfterSynchronization is called only
-                        by KLE code, since upstream's
-                        getKernelLaunchEnvironment is no longer called): the
-                        teams-reduction buffer where it is per launch (copy;
-                        zerocopy and staged keep one per slot), and copy's
-                        and staged's device KLE. All of it is counted, as
-                        the allocations are counted inside prepare.
-  driver calls in KLE   the inclusive cost of the calls from the plugin into
-                        the driver library (libcuda.so.1, here the stand-in)
-                        made on the KLE path (their caller chains, from
-                        callgrind's --separate-callers on cu* functions,
-                        pass through KLE code or through dataDelete called
-                        from synchronize/queryAsync). The plugin's dlopen
-                        trampolines (cu* in libomptarget) stay plugin-side.
-  KLE path excl. driver KLE path incl. driver minus driver calls in KLE: the
-                        plugin's own cost. THE TARGET IS CHECKED AGAINST THIS
-                        ONE: zerocopy's and resident's must each be no more than a quarter of copy's.
-  allocations           the inclusive cost, per launch, of the dataAlloc calls
-                        from KLE code and the AssociatedAllocations
-                        dataDelete calls: copy allocates the device KLE and
-                        the teams-reduction buffer per launch (as upstream),
-                        staged the device KLE; zerocopy none (the slot keeps
-                        its reduction buffer). Memory-manager hits here, no
-                        driver call.
-  KLE path excl. driver and allocations
-                        the rest (informative).
-
-The whole process is also split by component (self instructions per launch
-of libomptarget, the plugin, libomp, LLVM, libc, the loader, the stand-in,
-the program; bench/callgrind_parts.py), with calls per launch of dlsym,
-strtol, the allocator, mutexes and the driver, so that the figures describe
-the runtime, not the stand-in. bench/launch-cost.py sets these figures side
-by side with stock LLVM 22.1.8's.
-
-Caveat: the driver calls are the stand-in's CPU emulation of cuMemcpyHtoDAsync,
-cuCtxSetCurrent and so on, not the real driver's cost, which may be larger or
-smaller. Only the figures excluding driver calls are plugin-side facts; those
-including them are indicative.
-
-Outputs: a table on stdout labelled HOST-SIDE, CUDA driver stand-in, the
-zerocopy/copy ratios of the KLE path, a PASS/MISS line for the target, and
-JSON (--out, default build/bench-results/kle-instructions.json; a file name,
-checked before the first valgrind run, its directory created). Python
-standard library only.
+Rows:
+  whole process         every instruction of the process.
+  KLE path incl. driver the inclusive cost of every call into KLE code
+                        (KLE_FN) from outside it (prepare, finish,
+                        recycleCompletedQueue, ...), plus synchronize's and
+                        queryAsync's dataDelete calls (their
+                        AssociatedAllocations loop frees only what KLE code
+                        put there: per-launch reduction buffers, copy's and
+                        staged's device KLE).
+  driver calls in KLE   the inclusive cost of calls into the driver library
+                        (here the stand-in) whose caller chain
+                        (--separate-callers on cu*) passes through the KLE
+                        path; the plugin's dlopen trampolines stay plugin-side.
+  KLE path excl. driver the plugin's own cost: THE TARGET (zerocopy's and
+                        resident's each at most a quarter of copy's).
+  allocations           dataAlloc from KLE code and those dataDelete calls.
+  KLE path excl. driver and allocations: the rest.
+The whole process is also split by component (self Ir: COMPONENTS) with
+calls per launch (COUNTED_CALLS). The stand-in's driver calls are its CPU
+emulation, not the real driver's cost: only the figures without them are
+plugin-side facts. Output: the table (HOST-SIDE, CUDA driver stand-in), the
+ratios to copy, PASS/MISS for the target, JSON (--out, checked before the
+first valgrind run); one progress line per valgrind run on stderr.
 """
 import argparse
-import functools
 import json
 import os
 import platform
@@ -95,14 +48,8 @@ import sys
 import tempfile
 import time
 
-import callgrind_parts
-import klebench
-from klebench import (list_devices, complaint, check_out_file,
-                      save_or_die, TRANSPORTS)
-
-PROG = "kle-instructions"
-
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from kle import common
+from kle.common import list_devices, complaint, check_out_file, save_or_die, TRANSPORTS, REPO
 
 # KLE code, every class and function of the fork's KLE files
 # (offload/plugins-nextgen/common/{src,include}/KLE*): namespace kle (the
@@ -124,7 +71,172 @@ ALLOC_FN = re.compile(r"^llvm::omp::target::plugin::GenericDeviceTy::dataAlloc\(
 SEPARATE_CALLERS = 16
 
 
-die = functools.partial(klebench.die, PROG)
+
+def die(msg, code=1):
+    common.die(common.PROG, msg, code)
+
+
+# The parts of a process (component()): libomptarget's own code; the plugins
+# linked into it (namespace llvm::omp::target::plugin or kle, and the dlopen
+# trampolines cu*, hsa_*); libomp; libLLVM; libc (with libstdc++, libm,
+# libgcc_s, libpthread); the loader (dlsym, lazy binding); the driver or its
+# stand-in; the benchmark program; anything else.
+COMPONENTS = ("libomptarget", "plugin", "libomp", "LLVM", "libc", "loader",
+              "stand-in", "program", "other")
+PLUGIN_FN = re.compile(r"^(llvm::omp::target::plugin::|kle::|cu[A-Z]\w*$|hsa_\w+$)")
+
+
+class Profile:
+    def __init__(self):
+        self.total = 0
+        self.self_ir = {}   # (object file, fn) -> self Ir
+        self.calls = {}     # (object file, callee fn) -> calls
+        # Names as callgrind writes them, --separate-callers contexts
+        # ("callee'caller1'caller2...") kept:
+        self.fn_ob = {}     # fn -> object file (where it was first seen)
+        self.edges = {}     # (caller fn, callee fn) -> [calls, inclusive Ir]
+
+
+def _base(fn):
+    return fn.split("'", 1)[0]
+
+
+def parse(path):
+    """A Profile of one callgrind output file (see the module's doc)."""
+    names = {"ob": {}, "fl": {}, "fn": {}}
+
+    def name(kind, s):
+        m = re.match(r"\((\d+)\)\s*(.*)$", s)
+        if not m:
+            return s
+        if m.group(2):
+            names[kind][m.group(1)] = m.group(2)
+            return m.group(2)
+        return names[kind].get(m.group(1), s)
+
+    p = Profile()
+    ir_col, npos, pending, total, summary = None, 1, 0, None, None
+    ob = fn = cfn = cob = None
+    with open(path, errors="replace") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if not line or line.startswith("#"):
+                continue
+            c = line[0]
+            if c.isdigit() or c in "+-*":
+                if ir_col is None:
+                    raise ValueError("cost line before events: in %s" % path)
+                costs = line.split()[npos:]
+                ir = int(costs[ir_col]) if ir_col < len(costs) else 0
+                if pending:
+                    # The inclusive cost of a call: not self.
+                    e = p.edges.setdefault((fn, cfn), [0, 0])
+                    e[0] += pending
+                    e[1] += ir
+                    pending = 0
+                else:
+                    k = (ob, _base(fn))
+                    p.self_ir[k] = p.self_ir.get(k, 0) + ir
+                continue
+            key, _, val = line.partition("=")
+            if key == "fn":
+                fn = name("fn", val)
+                p.fn_ob.setdefault(fn, ob)
+            elif key == "ob":
+                ob = name("ob", val)
+            elif key == "cob":
+                cob = name("ob", val)
+            elif key in ("fl", "fi", "fe", "cfi", "cfl", "jfi"):
+                name("fl", val)
+            elif key == "cfn":
+                cfn = name("fn", val)
+            elif key == "jfn":
+                name("fn", val)
+            elif key == "calls":
+                pending = int(val.split()[0])
+                k = (cob or ob, _base(cfn))
+                p.calls[k] = p.calls.get(k, 0) + pending
+                cob = None
+            elif line.startswith("events:"):
+                events = line.split(":", 1)[1].split()
+                if "Ir" not in events:
+                    raise ValueError("no Ir event in %s" % path)
+                ir_col = events.index("Ir")
+            elif line.startswith("positions:"):
+                npos = len(line.split(":", 1)[1].split())
+            elif line.startswith("totals:"):
+                total = int(line.split()[1 + ir_col])
+            elif line.startswith("summary:"):
+                summary = int(line.split()[1 + ir_col])
+    if ir_col is None:
+        raise ValueError("not a callgrind output file: %s" % path)
+    p.total = total if total is not None else summary if summary is not None \
+        else sum(p.self_ir.values())
+    return p
+
+
+def component(fn, ob):
+    """The component (one of COMPONENTS) of function fn in object file ob."""
+    b = os.path.basename(ob or "")
+    if b.startswith("libomptarget"):
+        return "plugin" if PLUGIN_FN.search(fn) else "libomptarget"
+    if b.startswith("libomp.so") or b.startswith("libomp-"):
+        return "libomp"
+    if b.startswith("libLLVM"):
+        return "LLVM"
+    if re.match(r"lib(c|stdc\+\+|m|gcc_s|pthread)[.-]", b):
+        return "libc"
+    if b.startswith("ld-linux") or b.startswith("ld-2"):
+        return "loader"
+    if b.startswith("libcuda.so") or b.startswith("libhsa-runtime64"):
+        return "stand-in"
+    if b and "." not in b:
+        return "program"
+    return "other"
+
+
+def components(p):
+    """{component: self Ir} of a Profile."""
+    out = dict.fromkeys(COMPONENTS, 0)
+    for (ob, fn), ir in p.self_ir.items():
+        out[component(fn, ob)] += ir
+    return out
+
+
+# Calls counted per launch: what the launch path should not need, and the
+# allocator and lock traffic. Each name is a regular expression matched
+# against whole function names (callgrind's, without arguments' types for C).
+COUNTED_CALLS = (
+    ("dlsym", r"dlsym(@.*)?|___dlsym"),
+    ("strtol", r"(__isoc23_)?strtol(@.*)?"),
+    ("timeTraceProfilerBegin", r"llvm::timeTraceProfilerBegin\(.*"),
+    ("malloc", r"malloc(@.*)?"),
+    ("operator new", r"operator new\(.*"),
+    ("free", r"free(@.*)?"),
+    ("pthread_mutex_lock", r"(__)?pthread_mutex_lock(@.*)?"),
+    ("cuCtxSetCurrent", r"cuCtxSetCurrent"),
+    ("cuEventRecord", r"cuEventRecord"),
+    ("cuStreamWaitEvent", r"cuStreamWaitEvent"),
+)
+
+
+def counted_calls(p):
+    """{name: calls} for COUNTED_CALLS in a Profile. The cu* counts are the
+    driver library's (the stand-in's) functions, not the plugin's dlopen
+    trampolines of the same name."""
+    out = {}
+    for label, rx in COUNTED_CALLS:
+        r = re.compile(r"^(%s)$" % rx)
+        n = 0
+        for (ob, fn), calls in p.calls.items():
+            if not r.match(fn):
+                continue
+            if label.startswith("cu") and component(fn, ob) != "stand-in":
+                continue
+            n += calls
+        out[label] = n
+    return out
+
 
 
 def base(fn):
@@ -150,7 +262,7 @@ def kle_depth(chain):
 
 def measure(path):
     """The metrics of one callgrind run (absolute Ir and calls, not per launch)."""
-    parts = callgrind_parts.parse(path)
+    parts = parse(path)
     total, fn_ob, edges = parts.total, parts.fn_ob, parts.edges
     kle = 0
     entries = {}
@@ -193,14 +305,17 @@ def measure(path):
                 d[0] += calls
                 d[1] += ir
     return {"total": total, "kle": kle, "kle_driver": driver,
-            "components": callgrind_parts.components(parts),
-            "calls": callgrind_parts.counted_calls(parts),
+            "components": components(parts),
+            "calls": counted_calls(parts),
             "kle_entries": entries, "kle_driver_calls": driver_calls,
             "kle_data_alloc": alloc, "kle_data_delete": free,
             "kle_driver_max_depth": depth}
 
 
 def run_one(a, env, transport, n, tmp):
+    a.runs_done += 1
+    print("%s: run %d/%d: valgrind kle-bench --launches %d under %s"
+          % (common.PROG, a.runs_done, a.runs, n, transport), file=sys.stderr, flush=True)
     out = os.path.join(tmp, "callgrind.%s.%d.out" % (transport, n))
     cmd = [a.valgrind, "--tool=callgrind", "-q", "--separate-threads=no",
            "--dump-instr=no", "--dump-line=no",
@@ -213,7 +328,7 @@ def run_one(a, env, transport, n, tmp):
     e = dict(env, LIBOMPTARGET_KLE_TRANSPORT=transport, KLE_STANDIN_EXPECT=transport)
     t0 = time.time()
     try:
-        r = klebench.run(cmd, e, timeout=a.timeout)
+        r = common.run(cmd, e, timeout=a.timeout)
     except subprocess.TimeoutExpired:
         die("valgrind on kle-bench --launches %d (%s) ran over %d s (--timeout)"
             % (n, transport, a.timeout))
@@ -276,14 +391,15 @@ def launch_metrics(r1, r2, n1, n2):
         "kle_entries": per_launch_map(r1, r2, dn, "kle_entries"),
         "kle_driver_entry_points": per_launch_map(r1, r2, dn, "kle_driver_calls"),
         "components": {k: (r2["components"][k] - r1["components"][k]) / dn
-                       for k in callgrind_parts.COMPONENTS},
+                       for k in COMPONENTS},
         "calls": {k: (r2["calls"][k] - r1["calls"][k]) / dn for k in r1["calls"]},
         "runs": {str(n1): r1, str(n2): r2},
     }
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv):
+    PROG = common.PROG
+    ap = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
     ap.add_argument("--bench", default=os.path.join(REPO, "build", "bench", "kle-bench"))
     ap.add_argument("--standin", default=os.path.join(REPO, "build", "test", "cuda-standin", "lib"),
                     help="CUDA driver stand-in lib dir (holds libcuda.so.1)")
@@ -302,7 +418,7 @@ def main():
                                                   "kle-instructions.json"),
                     help="the JSON file to write (its directory is created; checked "
                          "before the first valgrind run)")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
 
     try:
         n1, n2 = [int(x) for x in a.launches.split(",")]
@@ -317,7 +433,7 @@ def main():
     if bad or not transports:
         die("--transports: unknown %s (valid: %s)" % (bad, ", ".join(TRANSPORTS)))
     # Before any valgrind run: a bad --out must not cost the results at the end.
-    a.out = check_out_file(a.out, PROG)
+    a.out = check_out_file(a.out, PROG, "kle-instructions.json")
     vg = shutil.which(a.valgrind)
     if not vg:
         die("valgrind not found (%s); install the Debian package 'valgrind' "
@@ -345,8 +461,9 @@ def main():
     env["KLE_BENCH_DEVICE"] = str(num)
 
     results = {}
+    a.runs, a.runs_done = 2 * a.repeat * len(transports), 0
     t0 = time.time()
-    with tempfile.TemporaryDirectory(prefix="kle-instructions.") as tmp:
+    with tempfile.TemporaryDirectory(prefix="klebench-instructions.") as tmp:
         for t in transports:
             reps = []
             for rep in range(a.repeat):
@@ -355,7 +472,7 @@ def main():
                 reps.append(launch_metrics(r1, r2, n1, n2))
                 depth = max(r1["kle_driver_max_depth"], r2["kle_driver_max_depth"])
                 if depth > SEPARATE_CALLERS - 4:
-                    print("kle-instructions: warning: a driver call was found %d callers "
+                    print(PROG + ": warning: a driver call was found %d callers "
                           "below KLE code, near the --separate-callers depth %d: deeper "
                           "ones would be missed" % (depth, SEPARATE_CALLERS), file=sys.stderr)
             # The median repetition by the target's metric (so that every
@@ -390,17 +507,17 @@ def main():
           "not the real driver's cost.\nDevice allocations: dataAlloc/dataDelete on the KLE "
           "path (copy: device KLE and reduction buffer per launch; staged: device KLE; "
           "zerocopy and resident: none, the slot keeps its reduction buffer).")
-    # The whole process by component (self instructions; bench/callgrind_parts.py),
+    # The whole process by component (self instructions; bench/py),
     # from the same pair of runs as the KLE path rows, and the calls counted.
     print("\nWhole process by component (self Ir/launch, the KLE path rows' pair of runs)")
-    for k in callgrind_parts.COMPONENTS:
+    for k in COMPONENTS:
         print("%-38s" % ("  " + k) + "".join("%12.1f" % results[t]["components"][k]
                                              for t in transports))
     print("Calls per launch")
-    for k, _ in callgrind_parts.COUNTED_CALLS:
+    for k, _ in COUNTED_CALLS:
         print("%-38s" % ("  " + k) + "".join("%12.2f" % results[t]["calls"][k]
                                              for t in transports))
-    print("Stock LLVM 22.1.8 side by side: bench/launch-cost.py instructions.")
+    print("Stock LLVM 22.1.8 side by side: bench/klebench.py launch-cost instructions.")
 
     meta = {
         "machine": platform.node(),
@@ -408,7 +525,7 @@ def main():
         "driver": "CUDA driver stand-in",
         "host_side_only": True,
         "llvm": "22.1.8",
-        "git": klebench.git_revision(),
+        "git": common.git_revision(),
         "valgrind": subprocess.run([a.valgrind, "--version"], capture_output=True,
                                    text=True).stdout.strip(),
         "launches": [n1, n2],
@@ -453,6 +570,3 @@ def main():
     save_or_die(write, "--out %s" % a.out, PROG, data)
     print("\nwrote %s (%.0f s)" % (a.out, elapsed))
 
-
-if __name__ == "__main__":
-    main()

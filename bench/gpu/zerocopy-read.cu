@@ -26,7 +26,7 @@
 //
 // Usage: zerocopy-read [--reps N] [--only same|lines|pages]
 //   --only runs just that read16 kernel, once, for ncu's L2 counters
-//   (bench/run-gpu.sh). Exit status 1 on a CUDA error or wrong bytes.
+//   (bench/gpu/run-gpu.sh). Exit status 1 on a CUDA error or wrong bytes.
 //
 //===----------------------------------------------------------------------===//
 

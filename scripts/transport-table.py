@@ -3,13 +3,13 @@
 
 scripts/setup.sh runs it after the examples table. It runs the examples
 (built by scripts/run-examples.sh) once per KLE transport
-(klebench.TRANSPORTS, forced with LIBOMPTARGET_KLE_TRANSPORT):
+(common.TRANSPORTS, forced with LIBOMPTARGET_KLE_TRANSPORT):
 
 - On a machine with a GPU (a device list_devices shows that is neither the
   host nor the CUDA driver stand-in): every example on every GPU under each
   transport (RESULT OK or not, and the launches each transport served), then
-  a quick latency comparison, 1-team synchronous launches per transport and
-  the no-KLE baseline (bench/kle-compare.py --quick, narrowed to teams:1).
+  a quick latency comparison, 1-team synchronous launches per transport, the
+  no-KLE baseline and the floor (bench/klebench.py compare --quick --teams 1).
 - Without one, on the CUDA driver stand-in (test/standin/cuda, the sm_90
   images): per transport, KLE-contract violations the stand-in found (must
   be 0), host-to-device copies and device allocations per launch for the
@@ -41,15 +41,17 @@ import sys
 import tempfile
 import textwrap
 
-from klebench import TRANSPORTS, status, list_devices, parse_stats, run_or_timeout
-import klebench
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "bench"))  # the kle package (bench/kle)
+from kle import common  # noqa: E402
+from kle.common import (TRANSPORTS, status, list_devices, parse_stats,  # noqa: E402
+                        run_or_timeout)
 
 PROG = "transport-table"
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = ("reduce_sum", "reduce_minmax", "reduce_array_section", "reduce_udr",
             "reduce_threads", "reduce_nowait")
 STANDIN_UID = "CUDA-" + "KLE-STANDIN".encode().hex()
-die = functools.partial(klebench.die, PROG)
+die = functools.partial(common.die, PROG)
 
 
 def devices(ex_dir, env):
@@ -61,7 +63,7 @@ def devices(ex_dir, env):
 def kle_launches(text):
     """(launches with a KLE, by transport name; host ns per launch, the mean
     over the stats lines that time it, weighted by their launches, or None)
-    summed over the KLE stats lines in text (klebench.parse_stats)."""
+    summed over the KLE stats lines in text (common.parse_stats)."""
     served, ns_total, n_total = {}, 0, 0
     for st in parse_stats(text):
         for name, v in st["launches"].items():
@@ -238,19 +240,21 @@ def gpu_table(a, ex_dir, gpus):
     if not a.bench or not os.access(a.bench, os.X_OK):
         print("\n(no kle-bench: no latency comparison)")
         return bad
-    print("\nLaunch latency, 1 team, synchronous (bench/kle-compare.py --quick, teams:1 only):",
-          flush=True)
-    cmd = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                        "kle-compare.py"),
-           "--bench", a.bench, "--quick", "--filter", "^Sync(Reduction|Baseline)/teams:1/",
-           "--latency-samples", "0", "--kernel-times", "off", "--out", a.out]
+    print("\nLaunch latency, 1 team, synchronous (bench/klebench.py compare --quick "
+          "--teams 1 --batch 0):", flush=True)
+    cmd = [sys.executable, os.path.join(REPO, "bench", "klebench.py"), "compare",
+           "--bench", a.bench, "--quick", "--teams", "1", "--batch", "0",
+           "--kernel-times", "off", "--out", a.out]
     r = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, text=True)
-    keep = re.compile(r"^(KLE transports|benchmark|SyncReduction|SyncBaseline|HOST-SIDE)")
+    table = False  # the distributions: from their header to the blank line
     for line in r.stdout.splitlines():
-        if keep.match(line):
+        table = table or line.startswith("benchmark ")
+        if table and not line.strip():
+            break
+        if table or line.startswith(("KLE cost per transport", "HOST-SIDE")):
             print(line)
     if r.returncode:
-        bad.append("kle-compare.py --quick failed (%s)" % status(r.returncode))
+        bad.append("klebench.py compare --quick failed (%s)" % status(r.returncode))
     return bad
 
 

@@ -12,11 +12,11 @@
 # shellcheck disable=SC2015  # "a && b || kle_die": kle_die exits
 set -euo pipefail
 # shellcheck source=scripts/common.sh
-source "$(dirname "$0")/../scripts/common.sh"
+source "$(dirname "$0")/../../scripts/common.sh"
 
 usage() {
   cat <<'EOF'
-usage: bench/babelstream.sh [options] [BABELSTREAM_DIR] [-- BABELSTREAM_ARGS...]
+usage: bench/gpu/babelstream.sh [options] [BABELSTREAM_DIR] [-- BABELSTREAM_ARGS...]
 
   BABELSTREAM_DIR   a BabelStream checkout (default: $BABELSTREAM_DIR)
   --arch ARCH       offload target: sm_NN (default sm_90), gfxNNN, or x86_64

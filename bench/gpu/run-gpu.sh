@@ -1,58 +1,50 @@
 #!/usr/bin/env bash
-# kle-offload one-shot GPU run (issue 5): from a bundle that
-# bench/gpu-bundle.sh built, on a machine that has an NVIDIA driver and
-# python3 and nothing else (no clang, no LLVM, no Debian libraries):
+# kle-offload one-shot GPU run: from a bundle that bench/gpu/gpu-bundle.sh
+# built, on a machine that has an NVIDIA driver and python3 and nothing else
+# (no clang, no LLVM, no Debian libraries):
 #   1. records the machine (nvidia-smi, driver, bundle manifest);
 #   2. runs test/gpu's programs under each transport (outputs checked later,
-#      on the build machine, with `bench/gpu-bundle.sh verify`);
-#   3. runs bench/kle-compare.py --interleave --waits poll,block: every
-#      transport and the no-KLE baseline, each under the CUDA plugin's
-#      polling and blocking wait, and the floor (the same work through the
-#      CUDA driver directly), switched launch by launch in one process
-#      (end-to-end times, CPU time, host ns in the KLE path), then a second
-#      such process through the bundle's kernel timer (kernel-only times and
-#      device spans): multiples of the floor, the KLE cost table and paired
-#      differences with CIs (kle-interleaved.json);
-#   4. runs bench/kle-compare.py the per-process way (rounds of one process
-#      per transport, as before) and bench/kle-plot.py;
-#   5. prints the KLE stats line of each transport for 1000 launches;
-#   6. the DeviceRTL A/B (bench/kle-ab.py: bin/kle-bench against
+#      on the build machine, with `bench/gpu/gpu-bundle.sh verify`);
+#   3. runs `klebench.py compare --waits poll,block`: every transport and the
+#      no-KLE baseline, each under the CUDA plugin's polling and blocking
+#      wait, and the floor (the same work through the CUDA driver directly),
+#      switched launch by launch in one process (end-to-end times, CPU time,
+#      host ns in the KLE path), then a second such process through the
+#      bundle's kernel timer (kernel-only times and device spans): multiples
+#      of the floor, the KLE cost table and paired differences with CIs
+#      (kle-interleaved.json), and `klebench.py plot` of it;
+#   4. prints the KLE stats line of each transport for 1000 launches and for
+#      one Google Benchmark run of PipelinedReduction;
+#   5. the DeviceRTL A/B (`klebench.py compare --ab`: bin/kle-bench against
 #      bin/kle-bench-syncread, kernel-only, every transport) and
 #      bin/zerocopy-read (one mapped-memory read from one and from 132 SMs),
 #      under ncu's L2 sysmem hit/miss counters too when ncu is present.
 # Usage: run-gpu.sh [RESULTS_DIR]   (default: $OUT if set, else ./kle-results)
-# Tunables: KLE_CYCLES (1000 interleaved cycles per benchmark), KLE_ROUNDS
-# (2), KLE_MIN_TIME (0.05 s), KLE_LATENCY_SAMPLES (1000),
-# KLE_CUDA_DRIVER (path of libcuda.so.1; default: /usr/local/nvidia/lib64,
-# then ldconfig), KLE_TEST_TIMEOUT (30 s per GPU test run), KLE_RUN_TIMEOUT
-# (120 s per kle-bench run, in the comparison and here), so one hang cannot
-# use up the run's time limit. KLE_AB_ROUNDS (2) interleaved rounds of the DeviceRTL A/B,
-# KLE_AB_MIN_TIME (0.05 s) per benchmark and repetition there. KLE_QUICK=1
-# runs the per-process comparison with kle-compare.py --quick (its
-# benchmarks at 1 and 1024 teams and the pipelined ones only; the time
-# estimate assumes all of them). A plan estimated over 8 minutes (480 s)
-# stops the script before anything runs; KLE_FORCE=1 runs it anyway.
-# All are checked before anything runs; the driver library must
-# load and export cuInit.
-# Wall time on an H200: at most 6 minutes for steps 1-5 with the defaults,
-# about 8 with step 6; the estimate is printed first (measured 2026-11-30:
-# GPU tests 8 s, about 87 s per per-process round with 4 transports at
-# 0.05 s and 1000 samples; the interleaved passes are estimated from 100 us
-# per synchronous launch and 40 us per pipelined one; step 6 is an estimate,
-# not yet timed on a GPU). Results are written after each block: the
-# interleaved JSON after each of its passes, every completed per-process
-# round's samples (kle-compare.rounds.json), the A/B's samples, so a run
-# stopped by a time limit keeps them.
-# Results: machine.txt, gpu-tests.txt, compare.txt (step 6's tables too),
-# kle-interleaved.json, kle-compare.{json,png}, readpath.json, run.log
-# (8 files, small to carry back; both CSVs are left out, the JSON files
-# have every figure).
+# Tunables: KLE_CYCLES (1000 interleaved cycles per benchmark), KLE_MIN_TIME
+# (0.05 s, the pipelined KLE stats run), KLE_CUDA_DRIVER (path of
+# libcuda.so.1; default: /usr/local/nvidia/lib64, then ldconfig),
+# KLE_TEST_TIMEOUT (30 s per GPU test run), KLE_RUN_TIMEOUT (120 s per
+# kle-bench run, in the comparison and here), so one hang cannot use up the
+# run's time limit. KLE_AB_ROUNDS (2) interleaved rounds of the DeviceRTL
+# A/B, KLE_AB_MIN_TIME (0.05 s) per benchmark and repetition there. A plan
+# estimated over 8 minutes (480 s) stops the script before anything runs;
+# KLE_FORCE=1 runs it anyway. All are checked before anything runs; the
+# driver library must load and export cuInit.
+# Wall time on an H200: the estimate is printed first (GPU tests 8 s,
+# measured 2026-11-30; the interleaved passes are estimated from 100 us per
+# synchronous launch and 40 us per pipelined one; the A/B from 50 s per
+# round at 0.05 s). Results are written after each block: the interleaved
+# JSON after each of its passes, the A/B's samples, so a run stopped by a
+# time limit keeps them.
+# Results: machine.txt, gpu-tests.txt, compare.txt (step 5's tables too),
+# kle-interleaved.{json,png}, readpath.json, run.log (7 files, small to
+# carry back; the CSV is left out, the JSON has every figure).
 set -uo pipefail
 B=$(cd "$(dirname "$0")" && pwd)
 R=${1:-${OUT:-$PWD/kle-results}}
 # Not a bundle: say so before writing anything (no results directory, no log).
 [ -x "$B/bin/kle-bench" ] && [ -f "$B/MANIFEST" ] \
-  || { echo "kle-offload: error: $B is not a kle-offload GPU bundle (no bin/kle-bench or MANIFEST); build it with bench/gpu-bundle.sh" >&2; exit 1; }
+  || { echo "kle-offload: error: $B is not a kle-offload GPU bundle (no bin/kle-bench or MANIFEST); build it with bench/gpu/gpu-bundle.sh" >&2; exit 1; }
 mkdir -p "$R" || { echo "kle-offload: error: cannot create $R" >&2; exit 1; }
 exec 3>&1 4>&2
 exec > >(tee -a "$R/run.log") 2>&1
@@ -68,30 +60,23 @@ command -v python3 >/dev/null || die "python3 is needed for the comparison"
 
 # The tunables, checked before anything runs: a bad value must not cost the
 # run's GPU tests first.
-rounds=${KLE_ROUNDS:-2} min_time=${KLE_MIN_TIME:-0.05} samples=${KLE_LATENCY_SAMPLES:-1000}
-cycles=${KLE_CYCLES:-1000}
+min_time=${KLE_MIN_TIME:-0.05} cycles=${KLE_CYCLES:-1000}
 test_timeout=${KLE_TEST_TIMEOUT:-30} run_timeout=${KLE_RUN_TIMEOUT:-120}
 is_int() { [[ $1 =~ ^[0-9]{1,9}$ ]]; }
-{ is_int "$rounds" && [ $((10#$rounds)) -ge 2 ]; } \
-  || die "KLE_ROUNDS=$rounds: want a whole number of interleaved rounds, at least 2"
 [[ $min_time =~ ^([0-9]+(\.[0-9]*)?|\.[0-9]+)$ ]] && awk -v v="$min_time" 'BEGIN{exit !(v + 0 > 0)}' \
   || die "KLE_MIN_TIME=$min_time: want a positive number of seconds per benchmark (for example 0.1)"
-{ is_int "$samples" && [ $((10#$samples)) -le 10000000 ]; } \
-  || die "KLE_LATENCY_SAMPLES=$samples: want 0 (none) or a whole number up to 10000000"
 { is_int "$cycles" && [ $((10#$cycles)) -ge 2 ]; } \
   || die "KLE_CYCLES=$cycles: want a whole number of interleaved cycles per benchmark, at least 2"
 { is_int "$test_timeout" && [ $((10#$test_timeout)) -ge 1 ]; } \
   || die "KLE_TEST_TIMEOUT=$test_timeout: want a whole number of seconds per GPU test run, at least 1"
 { is_int "$run_timeout" && [ $((10#$run_timeout)) -ge 1 ]; } \
   || die "KLE_RUN_TIMEOUT=$run_timeout: want a whole number of seconds per kle-bench run, at least 1"
-rounds=$((10#$rounds)) samples=$((10#$samples)) cycles=$((10#$cycles)) test_timeout=$((10#$test_timeout)) run_timeout=$((10#$run_timeout))
+cycles=$((10#$cycles)) test_timeout=$((10#$test_timeout)) run_timeout=$((10#$run_timeout))
 ab_rounds=${KLE_AB_ROUNDS:-2}
 { is_int "$ab_rounds" && [ $((10#$ab_rounds)) -ge 1 ]; } \
   || die "KLE_AB_ROUNDS=$ab_rounds: want a whole number of DeviceRTL A/B rounds, at least 1"
 ab_rounds=$((10#$ab_rounds))
 ab_min_time=${KLE_AB_MIN_TIME:-0.05}
-quick=${KLE_QUICK:-0}
-[[ $quick =~ ^[01]$ ]] || die "KLE_QUICK=$quick: want 1 (kle-compare.py --quick) or 0 (every benchmark)"
 force=${KLE_FORCE:-0}
 [[ $force =~ ^[01]$ ]] || die "KLE_FORCE=$force: want 1 (run a plan over one 8-minute call) or 0"
 [[ $ab_min_time =~ ^([0-9]+(\.[0-9]*)?|\.[0-9]+)$ ]] && awk -v v="$ab_min_time" 'BEGIN{exit !(v + 0 > 0)}' \
@@ -101,20 +86,17 @@ force=${KLE_FORCE:-0}
 # interleaved: (cycles + 20 warm-up) x 11 units (4 transports and the
 # baseline under 2 waits, and the floor) x (2 synchronous launches at
 # 100 us + a batch of 64 pipelined at 40 us), twice (the kernel timer's
-# pass); per-process: 87 s per round at 0.05 s and 1000 samples (scaled);
-# KLE stats 10 s; DeviceRTL A/B: about 50 s per round at 0.05 s (scaled),
-# plus 20 s for the read microbenchmark.
-est=$(awk -v c="$cycles" -v r="$rounds" -v m="$min_time" -v n="$samples" \
-          -v ar="$ab_rounds" -v am="$ab_min_time" 'BEGIN {
+# pass); KLE stats 10 s; DeviceRTL A/B: about 50 s per round at 0.05 s
+# (scaled), plus 20 s for the read microbenchmark.
+est=$(awk -v c="$cycles" -v ar="$ab_rounds" -v am="$ab_min_time" 'BEGIN {
   il = 2 * ((c + 20) * 11 * (2 * 100e-6 + 64 * 40e-6) + 1)
-  pp = r * (80 * m / 0.05 + 7 * n / 1000)
   ab = ar * 50 * am / 0.05 + 20
-  printf "%d %d %d %d %d", 8 + il + pp + 10, il, pp, ab, 8 + il + pp + 10 + ab }')
-read -r est_main est_il est_pp est_ab est_total <<< "$est"
-echo "kle-offload: plan: GPU tests, interleaved comparison ($cycles cycles, 2 passes, about $est_il s), per-process comparison ($rounds rounds, about $est_pp s), KLE stats: about $est_main s on an H200 ($( [ "$est_main" -le 360 ] && echo "within" || echo "OVER") the 6-minute plan); then the DeviceRTL A/B ($ab_rounds rounds) and the read microbenchmark, about $est_ab s: $est_total s in all ($( [ "$est_total" -le 480 ] && echo "within" || echo "OVER") one 8-minute call)"
+  printf "%d %d %d %d", 8 + il + 10, il, ab, 8 + il + 10 + ab }')
+read -r est_main est_il est_ab est_total <<< "$est"
+echo "kle-offload: plan: GPU tests, interleaved comparison ($cycles cycles, 2 passes, about $est_il s), KLE stats: about $est_main s on an H200 ($( [ "$est_main" -le 360 ] && echo "within" || echo "OVER") the 6-minute plan); then the DeviceRTL A/B ($ab_rounds rounds) and the read microbenchmark, about $est_ab s: $est_total s in all ($( [ "$est_total" -le 480 ] && echo "within" || echo "OVER") one 8-minute call)"
 # Over 8 minutes, a run under a time limit would stop part-way: refuse it here.
 if [ "$est_total" -gt 480 ]; then
-  [ "$force" = 1 ] || die "the plan takes about $est_total s on an H200, over one 8-minute call (480 s): lower KLE_CYCLES, KLE_ROUNDS, KLE_MIN_TIME, KLE_LATENCY_SAMPLES, KLE_AB_ROUNDS or KLE_AB_MIN_TIME, or set KLE_FORCE=1 to run it anyway"
+  [ "$force" = 1 ] || die "the plan takes about $est_total s on an H200, over one 8-minute call (480 s): lower KLE_CYCLES, KLE_AB_ROUNDS or KLE_AB_MIN_TIME, or set KLE_FORCE=1 to run it anyway"
   echo "kle-offload: note: KLE_FORCE=1: running a plan over one 8-minute call"
 fi
 
@@ -230,7 +212,7 @@ if ! grep -q ' CUDA-' "$drvdir/devs"; then
   die "the CUDA plugin found no GPU with driver $drv$drv_from: kle-bench --list-devices listed ${listed:-no device}; the driver itself says: $(driver_says). Check nvidia-smi, that the driver library matches the kernel module, and CUDA_VISIBLE_DEVICES${CUDA_VISIBLE_DEVICES+ (set to '$CUDA_VISIBLE_DEVICES')}"
 fi
 
-step "GPU tests (checked on the build machine: bench/gpu-bundle.sh verify)"
+step "GPU tests (checked on the build machine: bench/gpu/gpu-bundle.sh verify)"
 n=0
 : > "$R/gpu-tests.txt"
 while IFS=$'\t' read -r test envs prefixes; do
@@ -245,27 +227,16 @@ while IFS=$'\t' read -r test envs prefixes; do
 done < "$B/gpu-tests.plan"
 
 step "interleaved comparison (one process, transports, waits and the floor switched per launch)"
-python3 "$B/bench/kle-compare.py" --bench "$B/bin/kle-bench" --interleave --waits poll,block \
+python3 "$B/bench/klebench.py" compare --bench "$B/bin/kle-bench" --waits poll,block \
   --cycles "$cycles" --kernel-times "$B/lib/kernel-timer" --timeout "$run_timeout" \
   --out "$R" | tee "$R/compare.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || echo "kle-offload: warning: the interleaved comparison failed (see above); going on"
-# The 8-file limit: kle-interleaved.json has every figure of the CSV.
+# The file limit: kle-interleaved.json has every figure of the CSV.
 rm -f "$R/kle-interleaved.csv"
 
-step "transport comparison (one process per transport and round)"
-python3 "$B/bench/kle-compare.py" --bench "$B/bin/kle-bench" \
-  --rounds "$rounds" --min-time "$min_time" $( [ "$quick" = 1 ] && echo --quick ) \
-  --latency-samples "$samples" \
-  --kernel-times "$B/lib/kernel-timer" --timeout "$run_timeout" \
-  --out "$R" | tee -a "$R/compare.txt"
-[ "${PIPESTATUS[0]}" = 0 ] || die "kle-compare.py failed"
-rm -f "$R/kle-compare.csv" # 8 files to carry back: kle-compare.json has every figure
-
 step "plot"
-python3 "$B/bench/kle-plot.py" "$R/kle-compare.json" -o "$R/kle-compare.png" \
+python3 "$B/bench/klebench.py" plot "$R/kle-interleaved.json" -o "$R/kle-interleaved.png" \
   || echo "kle-offload: warning: no plot (see above)"
-# The interleaved panels are drawn on the build machine (8 files to carry back):
-#   bench/kle-plot.py RESULTS/kle-interleaved.json
 
 step "KLE stats, 1000 synchronous launches per transport"
 # The transports: bench/klebench.py's list, the only one.
@@ -291,18 +262,18 @@ for t in $transports; do
     [ $rc = 0 ] || echo "kle-offload: warning: kle-bench PipelinedReduction failed: $(kle_bench_status $rc)"
   } | sed "s/^/  $t: /" | tee -a "$R/compare.txt"
 done
-# Issue 19: where zero-copy's KLE read happens (docs/DESIGN.md). The A/B
-# runs the two DeviceRTL builds interleaved, kernel-only, under every
-# transport; the microbenchmark measures the read itself.
+# Where zero-copy's KLE read happens (docs/DESIGN.md): the A/B runs the two
+# DeviceRTL builds alternately, kernel-only, under every transport; the
+# microbenchmark measures the read itself.
 step "DeviceRTL A/B: asynchronous (kle-bench) vs synchronous (kle-bench-syncread) KLE read, kernel-only"
-if [ -x "$B/bin/kle-bench-syncread" ] && [ -f "$B/bench/kle-ab.py" ]; then
-  python3 "$B/bench/kle-ab.py" --bench async="$B/bin/kle-bench" \
-    --bench sync="$B/bin/kle-bench-syncread" --rounds "$ab_rounds" --min-time "$ab_min_time" \
+if [ -x "$B/bin/kle-bench-syncread" ]; then
+  python3 "$B/bench/klebench.py" compare --ab async="$B/bin/kle-bench" \
+    --ab sync="$B/bin/kle-bench-syncread" --rounds "$ab_rounds" --min-time "$ab_min_time" \
     --kernel-times "$B/lib/kernel-timer" --timeout "$run_timeout" \
     --json "$R/readpath.json" 2>&1 | tee -a "$R/compare.txt"
   [ "${PIPESTATUS[0]}" = 0 ] || echo "kle-offload: warning: the DeviceRTL A/B failed (see above)" | tee -a "$R/compare.txt"
 else
-  echo "kle-offload: note: no bin/kle-bench-syncread or bench/kle-ab.py in this bundle: no DeviceRTL A/B"
+  echo "kle-offload: note: no bin/kle-bench-syncread in this bundle: no DeviceRTL A/B"
 fi
 step "zero-copy read microbenchmark (bin/zerocopy-read)"
 if [ -x "$B/bin/zerocopy-read" ]; then

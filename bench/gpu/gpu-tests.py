@@ -2,7 +2,7 @@
 """Run test/gpu's lit tests where lit and FileCheck are not installed.
 
 The one-shot GPU machine has a CUDA driver but no LLVM tools, so the GPU
-bundle (bench/gpu-bundle.sh) carries the test programs prebuilt, and this
+bundle (bench/gpu/gpu-bundle.sh) carries the test programs prebuilt, and this
 script splits a lit test into what runs there and what is checked here:
 
   plan DIR TEST.c...   write DIR/gpu-tests.plan: one line per `%run` RUN
@@ -11,7 +11,7 @@ script splits a lit test into what runs there and what is checked here:
                        test/gpu uses: `%clang-gpu ... -o %t [libs]` and
                        `[env K=V ...] %run %t 2>&1 | %fcheck [--check-prefixes=P] %s`)
   verify PLAN OUTPUT TESTDIR
-                       OUTPUT is what bench/run-gpu.sh wrote: for each plan
+                       OUTPUT is what bench/gpu/run-gpu.sh wrote: for each plan
                        line, a header "=== <n> <test> rc=<status>" and the
                        program's stdout+stderr (a block ends only at the next
                        plan line's exact header). Each block is FileChecked
@@ -23,19 +23,18 @@ Standard library only; FileCheck is /usr/lib/llvm-22/bin/FileCheck unless
 KLE_FILECHECK says otherwise.
 """
 import argparse
-import functools
 import os
 import re
 import shlex
 import subprocess
 import sys
 
-import klebench
-
 RUN = re.compile(r"^//\s*RUN:\s*(.*)$")
 
 
-die = functools.partial(klebench.die, "gpu-tests")
+
+def die(msg):
+    sys.exit("gpu-tests: error: " + msg)
 
 
 def runs_of(path):

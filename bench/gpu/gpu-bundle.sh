@@ -2,15 +2,15 @@
 # Build, check and verify the relocatable GPU bundle: what a one-shot run on a
 # machine with only an NVIDIA driver needs (issue 5; docs/GPU-RUN.md).
 #
-#   bench/gpu-bundle.sh [build]       build $KLE_BUILD_DIR/gpu-bundle and check it
-#   bench/gpu-bundle.sh check [DIR]   check an existing bundle only
-#   bench/gpu-bundle.sh verify RESULTS_DIR
+#   bench/gpu/gpu-bundle.sh [build]       build $KLE_BUILD_DIR/gpu-bundle and check it
+#   bench/gpu/gpu-bundle.sh check [DIR]   check an existing bundle only
+#   bench/gpu/gpu-bundle.sh verify RESULTS_DIR
 #                                       FileCheck the GPU tests' outputs that
-#                                       bench/run-gpu.sh wrote (needs this
+#                                       bench/gpu/run-gpu.sh wrote (needs this
 #                                       machine's LLVM tools)
 #
 # The bundle (<= 64 MiB):
-#   run-gpu.sh            bench/run-gpu.sh, the one-shot script
+#   run-gpu.sh            bench/gpu/run-gpu.sh, the one-shot script
 #   bin/kle-bench         the benchmark (sm_90 image), built as setup.sh does,
 #                         with the floor (bench/kle-floor.h: its sm_90 cubin
 #                         embedded; checked at build)
@@ -18,17 +18,16 @@
 #                         the same, linked against the nvptx DeviceRTL with the
 #                         synchronous KLE read (target devicertl-syncread-nvptx):
 #                         the baseline of run-gpu.sh's DeviceRTL A/B (issue 19)
-#   bin/zerocopy-read     bench/zerocopy-read.cu (nvcc, sm_90): the cost of one
+#   bin/zerocopy-read     bench/gpu/zerocopy-read.cu (nvcc, sm_90): the cost of one
 #                         read of mapped host memory, from one and 132 SMs
-#   bench/kle-ab.py       the A/B runner
 #   bin/gpu-tests/<t>     test/gpu's programs, compiled for sm_90
-#   gpu-tests.plan        what run-gpu.sh runs for each (bench/gpu-tests.py)
+#   gpu-tests.plan        what run-gpu.sh runs for each (bench/gpu/gpu-tests.py)
 #   lib/                  libomp.so, libomptarget.so.22.1 (CUDA plugin, LLVM
 #                         linked statically: target offload-bundle, patch
 #                         0029) and every other library the binaries need
 #                         beyond the C/C++ runtime and the driver
 #   lib/kernel-timer/     bench/kernel-timer's libcuda.so (kernel-only times)
-#   bench/                kle-compare.py, kle-plot.py, klebench.py
+#   bench/                klebench.py and its package kle/ (compare, the A/B)
 #   MANIFEST              git revision, build date, the GLIBC/GLIBCXX/CXXABI
 #                         versions the target must provide, SHA-256 of every file
 #
@@ -43,7 +42,7 @@
 # CUDA driver stand-in (test/standin/cuda) in the driver's place: no clang,
 # no Debian libraries.
 set -euo pipefail
-source "$(dirname "$0")/../scripts/common.sh"
+source "$(dirname "$0")/../../scripts/common.sh"
 
 bundle="$KLE_BUILD_DIR/gpu-bundle"
 limit=$((64 * 1024 * 1024))
@@ -83,7 +82,7 @@ needs() {
 
 check() {
   local b=$1 bad=0 f name path size glibc
-  [ -f "$b/MANIFEST" ] || kle_die "$b is not a bundle (no MANIFEST); run: bench/gpu-bundle.sh build"
+  [ -f "$b/MANIFEST" ] || kle_die "$b is not a bundle (no MANIFEST); run: bench/gpu/gpu-bundle.sh build"
   size=$(du -sb "$b" | cut -f1)
   echo "bundle: $b, $((size / 1024 / 1024)) MiB ($size bytes), limit 64 MiB"
   [ "$size" -le "$limit" ] || { echo "CHECK FAILED: larger than 64 MiB"; bad=1; }
@@ -184,12 +183,12 @@ chroot_check() {
 
 # Issue 19: kle-bench against the DeviceRTL with the synchronous KLE read
 # ($KLE_BUILD_DIR/bench-syncread/kle-bench; the A/B's baseline, checked to
-# hold no cp.async) and bench/zerocopy-read.cu, built with the CUDA toolkit's
+# hold no cp.async) and bench/gpu/zerocopy-read.cu, built with the CUDA toolkit's
 # nvcc ($KLE_BUILD_DIR/bench-syncread/zerocopy-read).
 build_read_ab() {
   local rtl="$KLE_BUILD_DIR/bundle/devicertl-syncread-nvptx/lib/nvptx64-nvidia-cuda" d="$KLE_BUILD_DIR/bench-syncread"
   local nvcc=${KLE_NVCC:-/usr/local/cuda/bin/nvcc}
-  [ -x "$nvcc" ] || kle_die "no nvcc at $nvcc (set KLE_NVCC): the bundle carries bench/zerocopy-read.cu, built with it"
+  [ -x "$nvcc" ] || kle_die "no nvcc at $nvcc (set KLE_NVCC): the bundle carries bench/gpu/zerocopy-read.cu, built with it"
   kle_note "building the synchronous-read nvptx DeviceRTL and kle-bench against it (issue 19 A/B)"
   ninja -C "$KLE_BUILD_DIR" devicertl-syncread-nvptx >>"$KLE_BUILD_DIR/offload-bundle.log" 2>&1 \
     || { tail -20 "$KLE_BUILD_DIR/offload-bundle.log" >&2; kle_die "building target devicertl-syncread-nvptx failed (log: $KLE_BUILD_DIR/offload-bundle.log)"; }
@@ -201,9 +200,9 @@ build_read_ab() {
     -DCMAKE_PREFIX_PATH="$KLE_PREFIX" -DKLE_BENCH_NVPTX_DEVICERTL="$rtl" >>"$KLE_BUILD_DIR/offload-bundle.log" 2>&1 \
     && ninja -C "$d" kle-bench >>"$KLE_BUILD_DIR/offload-bundle.log" 2>&1 \
     || { tail -20 "$KLE_BUILD_DIR/offload-bundle.log" >&2; kle_die "building kle-bench against the synchronous-read DeviceRTL failed (log: $KLE_BUILD_DIR/offload-bundle.log)"; }
-  "$nvcc" -O2 -std=c++17 -arch="$arch" "$KLE_ROOT/bench/zerocopy-read.cu" -o "$d/zerocopy-read" \
+  "$nvcc" -O2 -std=c++17 -arch="$arch" "$KLE_ROOT/bench/gpu/zerocopy-read.cu" -o "$d/zerocopy-read" \
     >>"$KLE_BUILD_DIR/offload-bundle.log" 2>&1 \
-    || { tail -20 "$KLE_BUILD_DIR/offload-bundle.log" >&2; kle_die "compiling bench/zerocopy-read.cu with $nvcc failed"; }
+    || { tail -20 "$KLE_BUILD_DIR/offload-bundle.log" >&2; kle_die "compiling bench/gpu/zerocopy-read.cu with $nvcc failed"; }
 }
 
 build() {
@@ -225,7 +224,7 @@ build() {
   build_read_ab
 
   rm -rf "$bundle.tmp"
-  mkdir -p "$bundle.tmp"/{bin/gpu-tests,lib/kernel-timer,bench}
+  mkdir -p "$bundle.tmp"/{bin/gpu-tests,lib/kernel-timer,bench/kle}
   # The floor's kernel is embedded in kle-bench (bench/kle-floor.cpp): a
   # kle-bench built without nvcc would stop the interleaved comparison.
   grep -q kle_floor_kernel "$KLE_BUILD_DIR/bench/kle-bench" \
@@ -234,19 +233,18 @@ build() {
   cp "$KLE_BUILD_DIR/bench/kernel-timer/libcuda.so" "$bundle.tmp/lib/kernel-timer/"
   cp -L "$KLE_PREFIX/lib/libomp.so" "$bundle.tmp/lib/"
   cp "$omptarget" "$bundle.tmp/lib/"
-  cp "$KLE_ROOT/bench/run-gpu.sh" "$bundle.tmp/run-gpu.sh"
-  cp "$KLE_ROOT/bench/kle-compare.py" "$KLE_ROOT/bench/kle-plot.py" \
-    "$KLE_ROOT/bench/klebench.py" "$bundle.tmp/bench/"
+  cp "$KLE_ROOT/bench/gpu/run-gpu.sh" "$bundle.tmp/run-gpu.sh"
+  cp "$KLE_ROOT/bench/klebench.py" "$bundle.tmp/bench/"
+  cp "$KLE_ROOT"/bench/kle/*.py "$bundle.tmp/bench/kle/"
   # Issue 19: the DeviceRTL A/B and the zero-copy read microbenchmark.
   cp "$KLE_BUILD_DIR/bench-syncread/kle-bench" "$bundle.tmp/bin/kle-bench-syncread"
   cp "$KLE_BUILD_DIR/bench-syncread/zerocopy-read" "$bundle.tmp/bin/zerocopy-read"
-  cp "$KLE_ROOT/bench/kle-ab.py" "$bundle.tmp/bench/"
   for t in "$KLE_ROOT"/test/gpu/*.c; do
     clang-22 --config="$KLE_PREFIX/share/kle-offload/kle-offload.cfg" -fopenmp \
       --offload-arch="$arch" -O2 "$t" -o "$bundle.tmp/bin/gpu-tests/$(basename "$t" .c)" -ldl \
       || kle_die "compiling $t for $arch failed"
   done
-  python3 "$KLE_ROOT/bench/gpu-tests.py" plan "$bundle.tmp" "$KLE_ROOT"/test/gpu/*.c >/dev/null
+  python3 "$KLE_ROOT/bench/gpu/gpu-tests.py" plan "$bundle.tmp" "$KLE_ROOT"/test/gpu/*.c >/dev/null
   strip --strip-unneeded "$bundle.tmp/bin/kle-bench" "$bundle.tmp"/bin/gpu-tests/* 2>/dev/null || true
 
   # Copy in whatever else the binaries need from this machine (for example
@@ -264,7 +262,7 @@ build() {
     echo "git: $(git -C "$KLE_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)$([ -z "$(git -C "$KLE_ROOT" status --porcelain 2>/dev/null)" ] || echo ' (uncommitted changes)')"
     echo "built: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -srm)"
     echo "llvm: $KLE_LLVM_VERSION, offload arch: $arch"
-    # The CUDA plugin's wait switch (kle-compare --waits): without it the
+    # The CUDA plugin's wait switch (klebench.py compare --waits): without it the
     # interleaved comparison runs no poll/block variants.
     echo "wait switch (__kle_bench_set_wait): $(nm -D --defined-only "$bundle.tmp/lib/libomptarget.so.22.1" 2>/dev/null | awk '$NF == "__kle_bench_set_wait" {f = 1} END {print f ? "yes" : "no"}')"
     echo "needs: $(needs "$bundle.tmp")"
@@ -279,9 +277,9 @@ build() {
 
 verify() {
   local r=${1:-}
-  [ -n "$r" ] && [ -f "$r/gpu-tests.txt" ] || kle_die "usage: bench/gpu-bundle.sh verify RESULTS_DIR (with the gpu-tests.txt run-gpu.sh wrote)"
+  [ -n "$r" ] && [ -f "$r/gpu-tests.txt" ] || kle_die "usage: bench/gpu/gpu-bundle.sh verify RESULTS_DIR (with the gpu-tests.txt run-gpu.sh wrote)"
   [ -f "$bundle/gpu-tests.plan" ] || kle_die "no $bundle/gpu-tests.plan: verify with the bundle that produced the results"
-  python3 "$KLE_ROOT/bench/gpu-tests.py" verify "$bundle/gpu-tests.plan" "$r/gpu-tests.txt" "$KLE_ROOT/test/gpu"
+  python3 "$KLE_ROOT/bench/gpu/gpu-tests.py" verify "$bundle/gpu-tests.plan" "$r/gpu-tests.txt" "$KLE_ROOT/test/gpu"
 }
 
 case ${1:-build} in

@@ -1,31 +1,31 @@
-#!/usr/bin/env python3
-"""Host work per target region, the fork against stock LLVM 22.1.8.
+"""klebench.py launch-cost: host work per target region, the fork against stock
+LLVM 22.1.8.
 
 Runs bench/launch-cost (one binary, built against the fork; stock's
 libraries from scripts/build-stock.sh are put first on LD_LIBRARY_PATH for
 the stock runs, which the binary's RUNPATH does not override).
 
-  launch-cost.py instructions [--device cuda|host|both] [--stock DIR:DIR]
+  launch-cost instructions [--device cuda|host|both] [--stock DIR:DIR]
       whole-process instructions per region under callgrind
       (--separate-threads=no): Ir/region = (Ir(N2) - Ir(N1)) / (N2 - N1), so
-      start-up and tear-down cancel; per component (bench/callgrind_parts.py)
+      start-up and tear-down cancel; per component (kle/instructions.py)
       and counted calls per region (dlsym, strtol, malloc, locks, driver
       calls). Rows on the CUDA driver stand-in: the synchronous 1-team
       reduction under resident and copy (stock: upstream's KLE path, one
       row), the same region without a reduction (no KLE), and a pipelined
       nowait batch (8 teams, reduction, 64 in flight). On the host device
       (x86_64 plugin, OMP_NUM_THREADS=1): the reduction region.
-  launch-cost.py calls --device host|cuda --forbid dlsym,strtol
+  launch-cost calls --device host|cuda --forbid dlsym,strtol
       the counted calls per region of the fork's reduction region, and exit
       status 1 if a forbidden one is not 0 per region (the regression check
       of test/host/launch_path_calls.test).
-  launch-cost.py latency --stock DIR:DIR [--pairs P] [--device host|cuda]
+  launch-cost latency --stock DIR:DIR [--pairs P] [--device host|cuda]
                          [--kind reduction[:T][@P]|baseline[:T][@P]|nowait]
       region latency (default: the host device's reduction region): P
       interleaved pairs of processes (fork, stock; the order alternates pair
       by pair), each printing the median of its samples of ns per region and
       of the process's CPU time per region (getrusage); the fork/stock ratio
-      per pair, their median and a 95% CI (klebench.paired_median_ci over the
+      per pair, their median and a 95% CI (kle.stats.paired_median_ci over the
       pairs in order). On the CUDA driver stand-in (--device cuda) each
       process also runs the floor (kle-floor.h: the same work through the
       CUDA driver directly) sample by sample, and fork and stock are each
@@ -35,7 +35,6 @@ Counts repeat from run to run; times do not: only the latency mode times,
 and only as a paired ratio. JSON of every figure goes to --out.
 """
 import argparse
-import functools
 import glob
 import json
 import os
@@ -45,12 +44,13 @@ import subprocess
 import sys
 import tempfile
 
-import callgrind_parts as cp
-import klebench
+from kle import common, stats
+from kle import instructions as cp
+from kle.common import REPO
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PROG = "launch-cost"
-die = functools.partial(klebench.die, PROG)
+
+def die(msg, code=1):
+    common.die(common.PROG, msg, code)
 
 
 def stock_dirs(a):
@@ -97,7 +97,7 @@ def device_number(a, env, device):
     host plugin's). From `launch-cost devices` under this environment."""
     e = dict(env)
     e.pop("KLE_BENCH_DEVICE", None)
-    devs = klebench.list_devices(a.bench, e, PROG, cmd=[a.bench, "devices"])
+    devs = common.list_devices(a.bench, e, common.PROG, cmd=[a.bench, "devices"])
     if not devs:
         die("%s devices found no device" % a.bench)
     if device == "cuda":
@@ -234,8 +234,7 @@ def calls(a):
 
 
 def latency(a):
-    klebench.require_scipy(PROG)
-    import numpy as np
+    common.require_scipy()
     dev = "cuda" if a.device == "cuda" else "host"
     floor = dev == "cuda"
     pairs = []
@@ -251,7 +250,7 @@ def latency(a):
                 die("%s (%s) timed out after %d s (--timeout)" % (" ".join(cmd), rt, a.timeout))
             if r.returncode:
                 die("%s (%s) failed with status %d: %s" % (" ".join(cmd), rt, r.returncode,
-                                                           klebench.complaint(r.stderr)))
+                                                           common.complaint(r.stderr)))
             v = {}
             for line in r.stdout.splitlines():
                 k, _, x = line.partition(" ")
@@ -268,7 +267,7 @@ def latency(a):
         print("pair %d: fork %.0f ns, stock %.0f ns, ratio %.3f" %
               (i + 1, got["fork"]["ns_per_region"], got["stock"]["ns_per_region"],
                got["fork"]["ns_per_region"] / got["stock"]["ns_per_region"]), file=sys.stderr)
-    ratio = klebench.paired_median_ci(
+    ratio = stats.paired_median_ci(
         [p["fork"]["ns_per_region"] / p["stock"]["ns_per_region"] for p in pairs])
     res = {"device": dev, "kind": a.kind, "pairs": pairs, "regions_per_sample": a.regions,
            "samples": a.samples, "median_ratio": ratio[0], "ci95": list(ratio[1:])}
@@ -278,7 +277,7 @@ def latency(a):
             if k in pairs[0][rt]:
                 res["%s_%s" % (rt, k)] = statistics.median(p[rt][k] for p in pairs)
         if floor:
-            res[rt + "_x_floor"] = list(klebench.paired_median_ci([p[rt]["x_floor"] for p in pairs]))
+            res[rt + "_x_floor"] = list(stats.paired_median_ci([p[rt]["x_floor"] for p in pairs]))
     where = "CUDA DRIVER STAND-IN (host-side overhead only)" if dev == "cuda" else "HOST DEVICE"
     print("%s %s-region latency, %d interleaved pairs of processes (each: median of %d "
           "samples of %d regions)" % (where, a.kind, a.pairs, a.samples, a.regions))
@@ -302,8 +301,8 @@ def latency(a):
     return res
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv):
+    ap = argparse.ArgumentParser(prog=common.PROG, description=__doc__.splitlines()[0])
     ap.add_argument("mode", choices=("instructions", "calls", "latency"))
     ap.add_argument("--bench", default=os.path.join(REPO, "build", "bench", "launch-cost"))
     ap.add_argument("--standin", default=os.path.join(REPO, "build", "test", "cuda-standin", "lib"))
@@ -329,7 +328,7 @@ def main():
     ap.add_argument("--timeout", type=int, default=600, help="seconds per run (default 600)")
     ap.add_argument("--keep", action="store_true", help="keep callgrind files (in a temp dir)")
     ap.add_argument("--out", default="")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     try:
         a.n1, a.n2 = (int(x) for x in a.launches.split(","))
     except ValueError:
@@ -370,7 +369,7 @@ def main():
     a.stock_dirs = [] if a.mode == "calls" or a.no_stock else stock_dirs(a)
     # Before any run: a bad --out must not cost the figures at the end.
     if a.out:
-        a.out = klebench.check_out_file(a.out, PROG)
+        a.out = common.check_out_file(a.out, common.PROG, "launch-cost.json")
     rc = 0
     if a.mode == "instructions":
         res = instructions(a)
@@ -382,9 +381,5 @@ def main():
         def write():
             with open(a.out, "w") as f:
                 json.dump(res, f, indent=1)
-        klebench.save_or_die(write, "--out %s" % a.out, PROG, res)
-    sys.exit(rc)
-
-
-if __name__ == "__main__":
-    main()
+        common.save_or_die(write, "--out %s" % a.out, common.PROG, res)
+    return rc

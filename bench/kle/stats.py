@@ -1,0 +1,154 @@
+"""The statistics of every klebench.py command, in one place: distributions,
+the median of paired differences or ratios with a moving-block bootstrap CI
+(samples of one process, cycle by cycle or pair by pair, are not
+independent), and the ratio of two medians with a bootstrap CI (the A/B of
+two builds). All CIs are scipy.stats.bootstrap's percentile intervals at 95%
+with a fixed seed, so a rerun on the same samples prints the same figures."""
+import math
+
+from kle.common import require_scipy
+
+
+def _np():
+    return require_scipy()
+
+
+def block_length(cycles):
+    """Bootstrap block length in cycles: about cycles^(1/3), even (an ABCD
+    DCBA pair of cycles stays together), at least 2."""
+    b = int(round(cycles ** (1.0 / 3)))
+    return max(2, b + (b % 2))
+
+
+def distribution(values_us):
+    """{"n", "median_us", "p90_us", "p99_us"} of a 1-D sample (us)."""
+    np, _ = _np()
+    v = np.asarray(values_us, dtype=float)
+    return {"n": int(v.size), "median_us": float(np.median(v)),
+            "p90_us": float(np.percentile(v, 90)), "p99_us": float(np.percentile(v, 99))}
+
+
+def paired_median_ci(diffs, block=None, resamples=2000, seed=12345):
+    """Median of paired differences (or ratios), one per cycle in cycle
+    order, with a 95% CI from a moving-block bootstrap over consecutive
+    cycles: whole runs of block cycles are resampled. Returns (median,
+    low, high); the CI is NaN (so the verdict is "not resolved") when there
+    are fewer than two block starts to resample."""
+    np, st = _np()
+    d = np.asarray(diffs, dtype=float)
+    n = d.size
+    b = min(block or block_length(n), n)
+    starts = n - b + 1
+    if starts < 2:
+        return float(np.median(d)), float("nan"), float("nan")
+    windows = np.lib.stride_tricks.sliding_window_view(d, b)  # starts x b
+    k = int(math.ceil(n / b))
+
+    def stat(idx):  # k resampled block starts: about n cycles
+        return np.median(windows[idx[:k].astype(int)].ravel())
+
+    res = st.bootstrap((np.arange(starts),), stat, vectorized=False,
+                       n_resamples=resamples, confidence_level=0.95,
+                       method="percentile", random_state=np.random.default_rng(seed))
+    return float(np.median(d)), float(res.confidence_interval.low), \
+        float(res.confidence_interval.high)
+
+
+def ratio_ci(a, b, resamples=2000, seed=19):
+    """Ratio of medians a/b and its 95% CI, the two samples resampled
+    independently (samples of two builds, which no cycle pairs)."""
+    np, st = _np()
+    ratio = float(np.median(a) / np.median(b))
+    if min(len(a), len(b)) < 2:
+        return ratio, ratio, ratio  # nothing to resample
+    res = st.bootstrap((np.asarray(a, dtype=float), np.asarray(b, dtype=float)),
+                       lambda x, y: np.median(x) / np.median(y), paired=False,
+                       vectorized=False, n_resamples=resamples, confidence_level=0.95,
+                       method="percentile", random_state=np.random.default_rng(seed))
+    return ratio, float(res.confidence_interval.low), float(res.confidence_interval.high)
+
+
+def verdict(low, high, reference="copy"):
+    """"faster than <reference>", "slower", or "not resolved" (the CI holds 0)."""
+    if high < 0:
+        return "faster than " + reference
+    if low > 0:
+        return "slower"
+    return "not resolved"
+
+
+def unit_parts(unit):
+    """(what, wait) of an interleaved unit name: "resident" -> ("resident",
+    ""), "copy/poll" -> ("copy", "poll"); what is a transport, "baseline"
+    (no KLE) or "floor" (the CUDA driver doing the same work, kle-floor.h)."""
+    what, _, wait = unit.partition("/")
+    return what, wait
+
+
+def unit_name(what, wait):
+    """The unit name of what under wait ("" = no wait axis)."""
+    return what + "/" + wait if wait else what
+
+
+def interleaved_report(bench):
+    """Per-unit distributions and pairs from one parse_interleaved()
+    benchmark: {"dist": {unit: distribution, plus "x_floor" [median, ci_low,
+    ci_high] (the median per-cycle ratio to the floor, block-bootstrap CI)
+    with a floor unit, and "cpu_us" (median process CPU time per launch)
+    and "cpu_per_wall" (CPU time / wall time over all its samples) with
+    cpu_ns samples}, "paired": [{"transport", "reference",
+    "median_diff_us", "ci_low_us", "ci_high_us", "verdict"}] (each
+    transport against copy and the baseline under the same wait, then each
+    unit under another wait against the same unit under "block", else
+    under the first wait), "steady_path_ns": {unit: median},
+    "one_time_path_ns": {unit: ns}}."""
+    np, _ = _np()
+    units, ns = bench["units"], bench["samples"]
+    us = ns / 1e3
+    col = {u: us[:, i] for i, u in enumerate(units)}
+    rep = {"dist": {u: distribution(col[u]) for u in units}, "paired": [],
+           "steady_path_ns": {}, "one_time_path_ns": {}}
+
+    def pair(u, ref):
+        m, lo, hi = paired_median_ci(col[u] - col[ref])
+        rep["paired"].append({"transport": u, "reference": ref, "median_diff_us": m,
+                              "ci_low_us": lo, "ci_high_us": hi,
+                              "verdict": verdict(lo, hi, ref)})
+
+    kle_units = [u for u in units if unit_parts(u)[0] not in ("baseline", "floor")]
+    for ref in ("copy", "baseline"):
+        for u in kle_units:
+            r = unit_name(ref, unit_parts(u)[1])
+            if r != u and r in col:
+                pair(u, r)
+    waits = []
+    for u in units:
+        w = unit_parts(u)[1]
+        if w and w not in waits:
+            waits.append(w)
+    if len(waits) > 1:
+        ref_wait = "block" if "block" in waits else waits[0]
+        for u in units:
+            what, w = unit_parts(u)
+            r = unit_name(what, ref_wait)
+            if w and w != ref_wait and r in col:
+                pair(u, r)
+    if "floor" in col:
+        for u in units:
+            if u != "floor":
+                rep["dist"][u]["x_floor"] = list(paired_median_ci(col[u] / col["floor"]))
+    if "cpu_ns" in bench:
+        for i, u in enumerate(units):
+            cpu = bench["cpu_ns"][:, i]
+            rep["dist"][u]["cpu_us"] = float(np.median(cpu)) / 1e3
+            rep["dist"][u]["cpu_per_wall"] = float(cpu.sum() / ns[:, i].sum())
+    for i, u in enumerate(units):
+        if u not in kle_units:
+            continue
+        steady = float(np.median(bench["path_ns"][:, i]))
+        rep["steady_path_ns"][u] = steady
+        rep["one_time_path_ns"][u] = max(
+            0.0, bench["warmup_path_ns"][u] - steady * bench["warmup_launches"][u])
+    return rep
+
+
