@@ -28,6 +28,9 @@ namespace {
     KLERaw;
 [[clang::loader_uninitialized, gnu::aligned(4)]] static Local<uint32_t>
     KLERawVersion;
+/// Whether this launch's read was issued asynchronously (a zero-copy KLE on
+/// a target that reads so); set by initTeam before the team's first barrier.
+[[clang::loader_uninitialized]] static Local<bool> KLEReadIsAsync;
 
 /// True where initTeam issues the KLE read asynchronously: sm_80 and later
 /// (cp.async), decided when the bitcode is linked for its target
@@ -82,8 +85,9 @@ uint32_t sharedAddress(Local<void> *P) {
 #endif
 } // namespace
 
-void ompx::kle::initTeam(KernelEnvironmentTy &KernelEnvironment,
-                   KernelLaunchEnvironmentTy &KernelLaunchEnvironment) {
+KernelLaunchEnvironmentTy &
+ompx::kle::initTeam(KernelEnvironmentTy &KernelEnvironment,
+                    KernelLaunchEnvironmentTy &DynPtr) {
   // Keep the reference to the handshake global in every kernel of this unit
   // (one register move per team; no memory access): it is what pulls the
   // global into the image at device link.
@@ -93,11 +97,26 @@ void ompx::kle::initTeam(KernelEnvironmentTy &KernelEnvironment,
   asm volatile("" : : "s"(&__kle_offload_abi_version));
 #endif
   const ConfigurationEnvironmentTy &Config = KernelEnvironment.Configuration;
+  KLEReadIsAsync = false;
   if (!Config.ReductionDataSize || !Config.ReductionBufferLength) {
     KLEReductionBuffer = nullptr;
     KLECounters = nullptr;
-    return;
+    return DynPtr; // the ~0 sentinel or null: never read
   }
+  // A kernel with a reduction gets a KLE; dyn_ptr's bit 0 says whether it is
+  // in host memory (Shared/KLEAbi.h). A stock libomptarget never sets it.
+  uintptr_t Raw = reinterpret_cast<uintptr_t>(&DynPtr);
+  // dyn_ptr arrives as a reference to an aligned KLE: hide its value from the
+  // optimizer, which would otherwise fold the flag to 0.
+#if defined(__NVPTX__)
+  asm("" : "+l"(Raw));
+#else
+  asm("" : "+v"(Raw));
+#endif
+  const bool InHost = Raw & ::kle::KLEHostDynPtrFlag;
+  KernelLaunchEnvironmentTy &KernelLaunchEnvironment =
+      *reinterpret_cast<KernelLaunchEnvironmentTy *>(
+          Raw & ~uintptr_t(::kle::KLEHostDynPtrFlag));
   // Both paths below read the handshake global, a real read the code
   // generator keeps: the linked image then holds a relocation against it in
   // this kernel's own code, which is how the plugin proves, kernel by kernel,
@@ -106,59 +125,59 @@ void ompx::kle::initTeam(KernelEnvironmentTy &KernelEnvironment,
   // it in place of a fork unit's copy of the same weak kernel. Only kernels
   // with a cross-team reduction read anything.
 #if defined(__NVPTX__)
-  if (readsAsync()) {
+  if (readsAsync() && InHost && isAligned(&KernelLaunchEnvironment)) {
     // sm_80+: copy the 16 bytes (and the version) into team-local memory
     // without waiting; waitTeam completes the copy where the values are
     // first used, so the round trip to a zero-copy KLE in host memory
     // overlaps the team's work instead of holding the team at its first
     // barrier. Device and mapped host memory are both in the global window.
-    // A KLE that is not 16-byte aligned (no plugin allocates one) cannot be
-    // copied so: waitTeam reads it then.
-    if (isAligned(&KernelLaunchEnvironment)) {
-      asm volatile("{\n\t"
-                   ".reg .u64 %%kle_g;\n\t"
-                   "cvta.to.global.u64 %%kle_g, %1;\n\t"
-                   "cp.async.cg.shared.global [%0], [%%kle_g], 16;\n\t"
-                   "}"
-                   :
-                   : "r"(sharedAddress(&KLERaw)), "l"(&KernelLaunchEnvironment)
-                   : "memory");
-      asm volatile("{\n\t"
-                   ".reg .u64 %%kle_v;\n\t"
-                   "cvta.to.global.u64 %%kle_v, %1;\n\t"
-                   "cp.async.ca.shared.global [%0], [%%kle_v], 4;\n\t"
-                   "}"
-                   :
-                   : "r"(sharedAddress(&KLERawVersion)),
-                     "l"(&__kle_offload_abi_version)
-                   : "memory");
-      asm volatile("cp.async.commit_group;" ::: "memory");
-    }
-    return;
+    // Only a zero-copy KLE, in host memory, is read so: one in device memory
+    // is read at once below, as upstream reads it, with no barrier for it.
+    // A KLE that is not 16-byte aligned (no plugin allocates one) is read at
+    // once too.
+    KLEReadIsAsync = true;
+    asm volatile("{\n\t"
+                 ".reg .u64 %%kle_g;\n\t"
+                 "cvta.to.global.u64 %%kle_g, %1;\n\t"
+                 "cp.async.cg.shared.global [%0], [%%kle_g], 16;\n\t"
+                 "}"
+                 :
+                 : "r"(sharedAddress(&KLERaw)), "l"(&KernelLaunchEnvironment)
+                 : "memory");
+    asm volatile("{\n\t"
+                 ".reg .u64 %%kle_v;\n\t"
+                 "cvta.to.global.u64 %%kle_v, %1;\n\t"
+                 "cp.async.ca.shared.global [%0], [%%kle_v], 4;\n\t"
+                 "}"
+                 :
+                 : "r"(sharedAddress(&KLERawVersion)),
+                   "l"(&__kle_offload_abi_version)
+                 : "memory");
+    asm volatile("cp.async.commit_group;" ::: "memory");
+    return KernelLaunchEnvironment;
   }
+#else
+  (void)InHost;
 #endif
-  // Every other target: one synchronous 16-byte read, decoded before the
+  // Every other launch: one synchronous 16-byte read, decoded before the
   // team's first barrier (docs/DESIGN.md "Where zero-copy's read happens").
   readNow(KernelLaunchEnvironment);
+  return KernelLaunchEnvironment;
 }
 
 void ompx::kle::waitTeam() {
-  if (!readsAsync())
+  if (!readsAsync() || !KLEReadIsAsync)
     return;
 #if defined(__NVPTX__)
   KernelLaunchEnvironmentTy &KernelLaunchEnvironment =
       state::getKernelLaunchEnvironment();
-  if (!isAligned(&KernelLaunchEnvironment)) {
-    readNow(KernelLaunchEnvironment);
-    return;
-  }
   asm volatile("cp.async.wait_group 0;" ::: "memory");
   setView(KLERawVersion, KLERaw[::kle::KLECountersOffset / 8],
           KLERaw[::kle::KLEReductionBufferOffset / 8], KernelLaunchEnvironment);
 #endif
 }
 
-bool ompx::kle::teamNeedsBarrier() { return readsAsync(); }
+bool ompx::kle::teamNeedsBarrier() { return readsAsync() && KLEReadIsAsync; }
 
 uint32_t &ompx::kle::reductionCnt() { return KLECounters[0]; }
 uint32_t &ompx::kle::reductionIterCnt() { return KLECounters[1]; }

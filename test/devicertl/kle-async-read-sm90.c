@@ -1,8 +1,9 @@
-// Issue 19: on sm_80 and later the DeviceRTL issues each team's KLE read as
-// an asynchronous copy (cp.async) into team-local memory at kernel start and
-// waits for it only where the teams reduction first uses the values, so a
-// zero-copy KLE's round trip to host memory no longer holds the team at its
-// first barrier (docs/DESIGN.md "Where zero-copy's read happens"). Checked on
+// Issue 19: on sm_80 and later the DeviceRTL issues each team's read of a
+// zero-copy KLE as an asynchronous copy (cp.async) into team-local memory at
+// kernel start and waits for it only where the teams reduction first uses the
+// values, so the round trip to host memory no longer holds the team at its
+// first barrier. Issue 28: a KLE in device memory (dyn_ptr's host flag
+// clear) is read at once instead, with no cp.async and no extra barrier (docs/DESIGN.md "Where zero-copy's read happens"). Checked on
 // the sm_90 PTX of a reduction kernel, built the default way (-O2), with
 // -foffload-lto (the PTX of the device link) and at -O0 (the DeviceRTL's own
 // functions, not inlined); a kernel without a cross-team reduction has none
@@ -37,23 +38,47 @@ int main(void) {
 }
 
 // The reduction kernel (the first target region): dyn_ptr is its first
-// parameter. Before the team's first barrier: the two copies (the KLE's 16
-// bytes from dyn_ptr, the handshake global's 4) and their commit, and no
-// load other than of parameters or team-local memory.
+// parameter. The host sets its bit 0 for a zero-copy KLE, in host memory
+// (Shared/KLEAbi.h); the initial thread clears it for every use and picks the
+// read with it (and the KLE's 16-byte alignment), without a memory access.
 // PTX-LABEL: .entry __omp_offloading_{{.*}}_main_l{{[0-9]+}}(
 // PTX: ld.param.b64 %rd[[DYN:[0-9]+]], [__omp_offloading_{{.*}}_main_l{{[0-9]+}}_param_0];
 // PTX-NOT: {{ld\.(global|const|volatile\.global|b64|b32|u64|u32)|bar\.sync}}
-// PTX: cvta.to.global.u64 %kle_g, %rd[[DYN]];
+// PTX: and.b64 %rd[[KLE:[0-9]+]], %rd[[DYN]], -2;
+// PTX-NEXT: and.b64 %rd[[LOW:[0-9]+]], %rd[[DYN]], 15;
+// PTX-NEXT: setp.ne.b64 %p[[NOTHOST:[0-9]+]], %rd[[LOW]], 1;
+// PTX-NEXT: @%p[[NOTHOST]] bra $L__BB[[DEV:[0-9_]+]];
+// Flag set (zero-copy): before the team's first barrier, the two copies
+// (the KLE's 16 bytes, the handshake global's 4) and their commit, and no
+// load other than of parameters or team-local memory.
+// PTX-NOT: {{ld\.(global|const|volatile\.global|b64|b32|u64|u32)|bar\.sync}}
+// PTX: st.shared.b8 [_ZN12_GLOBAL__N_114KLEReadIsAsyncE], 1;
+// PTX-NOT: {{ld\.(global|const|volatile\.global|b64|b32|u64|u32)|bar\.sync}}
+// PTX: cvta.to.global.u64 %kle_g, %rd[[KLE]];
 // PTX-NEXT: cp.async.cg.shared.global [%r{{[0-9]+}}], [%kle_g], 16;
 // PTX-NOT: {{ld\.(global|const|volatile\.global|b64|b32|u64|u32)|bar\.sync}}
 // PTX: cp.async.ca.shared.global [%r{{[0-9]+}}], [%kle_v], 4;
 // PTX-NOT: {{ld\.(global|const|volatile\.global|b64|b32|u64|u32)|bar\.sync}}
 // PTX: cp.async.commit_group;
+// Flag clear (resident, staged, copy, a stock libomptarget: device memory):
+// upstream's read, at once, and nothing asynchronous.
+// PTX: $L__BB[[DEV]]:
+// PTX-NEXT: ld.b64 %rd{{[0-9]+}}, [%rd[[KLE]]];
+// PTX-NEXT: ld.b64 %rd{{[0-9]+}}, [%rd[[KLE]]+8];
+// PTX-NOT: cp.async
+// PTX: st.shared.b64 [_ZN12_GLOBAL__N_111KLECountersE], %rd{{[0-9]+}};
+// PTX-NOT: cp.async
+// The address kept for later uses has no flag.
+// PTX: st.shared.b64 [_ZL26KernelLaunchEnvironmentPtr], %rd[[KLE]];
 // PTX-NOT: {{ld\.(global|const|volatile\.global|b64|b32|u64|u32)}}
 // PTX: bar.sync 0;
 // Nothing reads the copy's destination or the decoded pointers before the
-// wait, which comes in __kmpc_reduction_get_fixed_buffer: wait, decode,
-// store, barrier, then every thread reads the buffer pointer.
+// wait, which comes in __kmpc_reduction_get_fixed_buffer after an
+// asynchronous read only: wait, decode, store, and then the barrier after
+// which every thread reads the buffer pointer; after a read at once, no
+// barrier.
+// PTX-NOT: {{KLERaw|KLERawVersion|KLEReductionBuffer|KLECounters}}E
+// PTX: ld.shared.b8 %rs{{[0-9]+}}, [_ZN12_GLOBAL__N_114KLEReadIsAsyncE];
 // PTX-NOT: {{KLERaw|KLERawVersion|KLEReductionBuffer|KLECounters}}E
 // PTX: cp.async.wait_group 0;
 // PTX-NOT: {{KLEReductionBuffer|KLECounters}}E
@@ -62,17 +87,20 @@ int main(void) {
 // PTX: st.shared.b64 [_ZN12_GLOBAL__N_118KLEReductionBufferE], %rd{{[0-9]+}};
 // PTX-NEXT: st.shared.b64 [_ZN12_GLOBAL__N_111KLECountersE], %rd{{[0-9]+}};
 // PTX-NOT: {{KLEReductionBuffer|KLECounters}}E
+// PTX: @%p{{[0-9]+}} bra $L__BB{{[0-9_]+}};
+// PTX-NOT: {{ld\.|st\.|bra}}
 // PTX: bar.sync 0;
 // PTX-NOT: bar.sync
 // PTX: ld.shared.b64 %rd{{[0-9]+}}, [_ZN12_GLOBAL__N_118KLEReductionBufferE];
-// The teams reduction's master waits too (a no-op by then) before the
-// counters' first atomic.
+// The teams reduction's master waits too (a no-op by then; after an
+// asynchronous read only) before the counters' first atomic, on the decoded
+// counters (kept in a register or reloaded, depending on the build).
 // PTX: cp.async.wait_group 0;
 // PTX-NOT: atom.
-// PTX: st.shared.b64 [_ZN12_GLOBAL__N_111KLECountersE], %rd[[CNT:[0-9]+]];
+// PTX: st.shared.b64 [_ZN12_GLOBAL__N_111KLECountersE], %rd{{[0-9]+}};
 // PTX-NOT: atom.
-// PTX: atom.or.b32 %r{{[0-9]+}}, [%rd[[CNT]]+4], 0;
-// PTX: atom.inc.u32 %r{{[0-9]+}}, [%rd[[CNT]]], {{[0-9]+}};
+// PTX: atom.or.b32 %r{{[0-9]+}}, [%rd{{[0-9]+}}+4], 0;
+// PTX: atom.inc.u32 %r{{[0-9]+}}, [%rd{{[0-9]+}}], {{[0-9]+}};
 // PTX-LABEL: {{^}}}
 
 // The kernel without a reduction reads no KLE: no copy, no wait, no barrier
@@ -107,15 +135,15 @@ int main(void) {
 // O0-NOT: call.uni
 // O0: ld.shared.b64 %rd{{[0-9]+}}, [_ZN12_GLOBAL__N_118KLEReductionBufferE];
 
-// sm_75 (before cp.async): the synchronous read from dyn_ptr, decoded and
-// stored before the team's first barrier, as before issue 19; nothing
+// sm_75 (before cp.async): the synchronous read from dyn_ptr (its host flag
+// cleared), decoded and stored before the team's first barrier; nothing
 // asynchronous anywhere.
 // SM75-NOT: cp.async
 // SM75-LABEL: .entry __omp_offloading_{{.*}}_main_l{{[0-9]+}}(
 // SM75: ld.param.b64 %rd[[DYN:[0-9]+]], [__omp_offloading_{{.*}}_main_l{{[0-9]+}}_param_0];
-// SM75: cvta.to.global.u64 %rd[[G:[0-9]+]], %rd[[DYN]];
+// SM75: and.b64 %rd[[G:[0-9]+]], %rd[[DYN]], -2;
 // SM75-NOT: bar.sync
-// SM75: ld.global.b64 %rd{{[0-9]+}}, [%rd[[G]]];
+// SM75: ld.b64 %rd{{[0-9]+}}, [%rd[[G]]];
 // SM75-NOT: bar.sync
 // SM75: st.shared.b64 [_ZN12_GLOBAL__N_111KLECountersE], %rd{{[0-9]+}};
 // SM75: bar.sync 0;

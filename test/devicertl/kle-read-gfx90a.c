@@ -27,7 +27,12 @@ int main(void) {
 // dyn_ptr, the kernel's first argument, from the kernarg segment:
 // CHECK: s_load_dwordx2 s{{\[}}[[D:[0-9]+]]:{{[0-9]+}}], s{{\[}}4:5], 0x0
 // CHECK-NOT: s_barrier
-// CHECK: global_load_dwordx4 v{{\[[0-9]+:[0-9]+\]}}, v{{[0-9]+}}, s{{\[}}[[D]]:{{[0-9]+}}]
+// dyn_ptr's host flag (bit 0, Shared/KLEAbi.h) cleared, then the KLE's 16
+// bytes from there:
+// CHECK: v_pk_mov_b32 v{{\[}}[[LO:[0-9]+]]:{{[0-9]+}}], s{{\[}}[[D]]:{{[0-9]+}}], s{{\[}}[[D]]:{{[0-9]+}}]
+// CHECK-NOT: s_barrier
+// CHECK: v_and_b32_e32 v[[LO]], -2, v[[LO]]
+// CHECK-NEXT: flat_load_dwordx4 v{{\[[0-9]+:[0-9]+\]}}, v{{\[}}[[LO]]:{{[0-9]+}}]
 // CHECK-NOT: {{s_waitcnt vmcnt|s_barrier}}
 // CHECK: flat_load_dword v{{[0-9]+}}, v{{\[[0-9]+:[0-9]+\]}} glc
 // CHECK-NEXT: s_waitcnt vmcnt(0)

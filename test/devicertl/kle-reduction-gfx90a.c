@@ -20,13 +20,17 @@ int main(void) {
   return 0;
 }
 
-// CHECK: @__kle_offload_abi_version = weak protected addrspace(4) constant i32 1
+// CHECK: @__kle_offload_abi_version = weak protected addrspace(4) constant i32 2
 // CHECK: define {{.*}}amdgpu_kernel void @__omp_offloading_{{.*}}_main_l{{[0-9]+}}(ptr noalias noundef %[[DYN:[0-9]+]],
-// CHECK: %[[KLE:[0-9]+]] = addrspacecast ptr %[[DYN]] to ptr addrspace(1)
+// dyn_ptr without its host flag (bit 0, Shared/KLEAbi.h):
+// CHECK: %[[RAW:[0-9]+]] = ptrtoint ptr %[[DYN]] to i64
+// CHECK: %[[HID:[0-9]+]] = tail call i64 asm "", "=v,0"(i64 %[[RAW]])
+// CHECK: %[[ADDR:[0-9]+]] = and i64 %[[HID]], -2
+// CHECK: %[[KLE:[0-9]+]] = inttoptr i64 %[[ADDR]] to ptr
 // Decode once: the counters word (+0) and the ReductionBuffer word (+8),
 // its tag bit tested, stored to team-local memory.
-// CHECK: load i64, ptr addrspace(1) %[[KLE]]
-// CHECK: getelementptr inbounds i8, ptr addrspace(1) %[[KLE]], i64 8
+// CHECK: load i64, ptr %[[KLE]]
+// CHECK: getelementptr inbounds {{(nuw )?}}i8, ptr %[[KLE]], i64 8
 // CHECK: and i64 %{{[0-9]+}}, 1
 // CHECK: store ptr %{{[0-9]+}}, ptr addrspace(3) {{.*}}.lds, i32 0, i32 {{[0-9]+}})
 // CHECK: store ptr %{{[0-9]+}}, ptr addrspace(3) {{.*}}.lds, i32 0, i32 [[CNTF:[0-9]+]])

@@ -36,8 +36,14 @@ int main(void) {
 // RTL: @[[CNTS:_ZN12_GLOBAL__N_111KLECountersE]] = internal unnamed_addr addrspace(3) global ptr
 // RTL-LABEL: define {{.*}}@__kmpc_target_init(ptr {{.*}}%0, ptr {{.*}}%1)
 // RTL: call void asm sideeffect "", "l"(ptr nonnull @__kle_offload_abi_version)
+// dyn_ptr (%1) without its host flag (bit 0), and the flag picking the read:
+// RTL: %[[RAW:[0-9]+]] = ptrtoint ptr %1 to i64
+// RTL: %[[HID:[0-9]+]] = tail call i64 asm "", "=l,0"(i64 %[[RAW]])
+// RTL: %[[ADDR:[0-9]+]] = and i64 %[[HID]], -2
+// RTL: %[[KLE:[0-9]+]] = inttoptr i64 %[[ADDR]] to ptr
+// RTL: and i64 %[[HID]], 15
+// RTL: getelementptr inbounds nuw i8, ptr %[[KLE]], i64 8
 // RTL: load volatile i32, ptr @__kle_offload_abi_version
-// RTL: getelementptr inbounds nuw i8, ptr %1, i64 8
 // RTL: and i64 %{{[0-9]+}}, 1
 // RTL: store ptr %{{[0-9]+}}, ptr addrspace(3) @[[BUF]]
 // RTL: store ptr %{{[0-9]+}}, ptr addrspace(3) @[[CNTS]]

@@ -34,9 +34,16 @@
 // and a stock libomptarget (which never sets the tag) works with the fork's
 // DeviceRTL as well as the reverse.
 //
+// v2 adds a flag to the pointer itself: bit 0 of dyn_ptr (KLEs are 16-byte
+// aligned) is set when the KLE lives in host memory (zero-copy) and clear
+// when it is in device memory. The DeviceRTL clears it before any use; only
+// a zero-copy KLE is worth an asynchronous read (and the team barrier that
+// read costs), so the flag chooses the read without a memory access.
+//
 // The fork's DeviceRTL exports a device global named KLE_ABI_VERSION_SYMBOL
 // holding KLE_ABI_VERSION. The plugin reads it from every loaded image and
-// uses the zero-copy layout only for images that define it (the handshake).
+// uses the zero-copy layout and the flag only for images whose value is
+// KLE_ABI_VERSION (the handshake).
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,7 +53,7 @@
 #include <stdint.h>
 
 /// Version of the KLE layout above spoken by the fork's DeviceRTL.
-#define KLE_ABI_VERSION 1u
+#define KLE_ABI_VERSION 2u
 /// Name of the device global (uint32_t) that holds KLE_ABI_VERSION.
 #define KLE_ABI_VERSION_SYMBOL "__kle_offload_abi_version"
 
@@ -60,6 +67,15 @@ inline constexpr uint32_t KLECountersOffset = 0;
 inline constexpr uint32_t KLEReductionBufferOffset = 8;
 /// Tag bit in ReductionBuffer: set = counters live in device memory.
 inline constexpr uint64_t KLEDeviceCountersTag = 1;
+/// Flag bit in dyn_ptr: set = the KLE is in host memory (zero-copy).
+inline constexpr uint64_t KLEHostDynPtrFlag = 1;
+
+/// dyn_ptr for a zero-copy KLE at \p HostKLE (16-byte aligned).
+inline void *flagHostKLE(void *HostKLE) {
+  return reinterpret_cast<void *>(reinterpret_cast<uintptr_t>(HostKLE) |
+                                  KLEHostDynPtrFlag);
+}
+
 /// Bytes of the device counter block a zero-copy KLE points to: two uint32_t
 /// (ReductionCnt, ReductionIterCnt), zero at every launch start.
 inline constexpr uint32_t KLECounterBytes = 8;

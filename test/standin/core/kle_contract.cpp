@@ -6,6 +6,7 @@
 
 #include "kle_contract.h"
 #include "core.h"
+#include "Shared/KLEAbi.h"
 
 #include <cstdarg>
 #include <cstdio>
@@ -117,6 +118,22 @@ bool checkPlacement(uint64_t Launch, const char *Kernel, uintptr_t Dyn,
            T == Transport::ZeroCopy ? "pinned or fine-grained host memory"
                                     : "device memory");
   return Ok;
+}
+
+uintptr_t kleAddress(uintptr_t Raw, bool &Flagged) {
+  Flagged = Raw & kle::KLEHostDynPtrFlag;
+  return Raw & ~uintptr_t(kle::KLEHostDynPtrFlag);
+}
+
+void checkHostFlag(uint64_t Launch, const char *Kernel, uintptr_t Dyn,
+                   bool Flagged, Place P, const char *KindName) {
+  bool InHost = P == Place::HostPinned;
+  if (Flagged != InHost)
+    report(Launch, Check::C,
+           "kernel '%s': dyn_ptr's host flag is %s but the KLE at %#llx is "
+           "in %s memory",
+           kn(Kernel), Flagged ? "set" : "clear", (unsigned long long)Dyn,
+           KindName);
 }
 
 void checkStagedSource(uint64_t Launch, const char *Kernel, Place P,

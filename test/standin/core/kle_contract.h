@@ -95,6 +95,15 @@ inline bool needsKle(uint64_t DataSize, uint64_t Length) {
 void checkPresent(uint64_t Launch, const char *Kernel, bool Needs, bool HasKle,
                   uintptr_t Dyn);
 
+/// The KLE's address in dyn_ptr \p Raw of a launch that has a KLE: bit 0
+/// (the host flag, Shared/KLEAbi.h) cleared; \p Flagged says whether it was
+/// set.
+uintptr_t kleAddress(uintptr_t Raw, bool &Flagged);
+
+/// C: the host flag is set exactly when the KLE is in host memory (\p P).
+void checkHostFlag(uint64_t Launch, const char *Kernel, uintptr_t Dyn,
+                   bool Flagged, Place P, const char *KindName);
+
 /// C: dyn_ptr \p Dyn in memory of class \p P (front's kind name \p KindName)
 /// for the expected transport: device for copy, staged and resident; pinned
 /// or fine-grained host for zerocopy; any live device-visible memory for

@@ -211,7 +211,8 @@ struct LaunchRec {
   Func *F = nullptr;
   Stream *S = nullptr;
   std::vector<uint8_t> Params;
-  uintptr_t Dyn = 0;
+  uintptr_t Dyn = 0;      // the KLE's address: dyn_ptr without its host flag
+  bool HostFlag = false;  // dyn_ptr's host flag (Shared/KLEAbi.h)
   bool HasKle = false;
   // From here on: kept by kle_contract_cuda.cpp.
   AllocP KleAlloc;

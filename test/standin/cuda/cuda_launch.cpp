@@ -99,6 +99,8 @@ EXPORT CUresult cuLaunchKernel(CUfunction H, unsigned GX, unsigned GY,
       F->Params[0].Offset == 0) {
     memcpy(&LR->Dyn, LR->Params.data(), 8);
     LR->HasKle = LR->Dyn != 0 && LR->Dyn != ~uintptr_t(0);
+    if (LR->HasKle)
+      LR->Dyn = standin::contract::kleAddress(LR->Dyn, LR->HostFlag);
   }
   const char *KN = F->Name.c_str();
   kleAtLaunch(*LR);

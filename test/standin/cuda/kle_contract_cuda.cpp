@@ -138,6 +138,8 @@ void kleAtEnqueue(LaunchRec &LR) {
       Transport Mode = expected();
       bool Placed = checkPlacement(LR.Index, KN, LR.Dyn, placeOf(A->K),
                                    kindName(A->K));
+      checkHostFlag(LR.Index, KN, LR.Dyn, LR.HostFlag, placeOf(A->K),
+                    kindName(A->K));
       if (Placed && Mode == Transport::Resident) {
         // The KLE lives in device memory, written by an earlier copy (on
         // any stream, or by an earlier launch of the same slot); its

@@ -97,7 +97,7 @@ const Config &conf() {
       g().WatchdogS = W;
     static const char *Known[] = {"ignore-barriers", "ignore-copy-deps", "early-completion",
                                   "scribble-kle", "dirty-counters", "scribble-staging",
-                                  "bad-packet", "scribble-kernarg"};
+                                  "bad-packet", "scribble-kernarg", "flip-host-flag"};
     for (auto &B : R.Breaks)
       if (std::none_of(std::begin(Known), std::end(Known),
                        [&](const char *K) { return B == K; }))

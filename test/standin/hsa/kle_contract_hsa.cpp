@@ -126,6 +126,9 @@ std::shared_ptr<Launch> recordLaunch(Queue &Q, uint64_t Index,
   if (!L->K->HasEnv || isNone(L->Dyn))
     return L;
   L->HasKle = true;
+  L->Dyn = kleAddress(L->Dyn, L->HostFlag);
+  if (broken("flip-host-flag")) // negative control: the host's flag inverted
+    L->HostFlag = !L->HostFlag;
   L->KleB = mem().resolve(L->Dyn, 16);
   if (!checkPlacement(L->N, KN, L->Dyn, L->KleB ? placeOf(L->KleB->Kind) : Place::None,
                       L->KleB ? kindName(L->KleB->Kind) : "none") &&
@@ -135,6 +138,7 @@ std::shared_ptr<Launch> recordLaunch(Queue &Q, uint64_t Index,
     return L;
   }
   L->HostKle = L->KleB->Kind != K_DEVICE;
+  checkHostFlag(L->N, KN, L->Dyn, L->HostFlag, placeOf(L->KleB->Kind), kindName(L->KleB->Kind));
   if (!(L->KleB->AllowedAgents & AGENT_BIT_GPU))
     report(L->N, Check::C, "kernel '%s': dyn_ptr %#lx lies in a %s allocation the GPU was not granted",
            KN, (unsigned long)L->Dyn, kindName(L->KleB->Kind));

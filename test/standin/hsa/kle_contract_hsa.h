@@ -27,7 +27,8 @@ struct Launch {
   Kernel *K = nullptr;
   BlockP KernargB;
   std::vector<uint8_t> Kernarg;
-  uintptr_t Dyn = 0;
+  uintptr_t Dyn = 0;     ///< the KLE's address: dyn_ptr without its host flag
+  bool HostFlag = false; ///< dyn_ptr's host flag (Shared/KLEAbi.h)
   bool HasKle = false, HostKle = false;
   BlockP KleB, CntB, RedB;
   uintptr_t Cnt = 0;

@@ -100,8 +100,10 @@ KLETransportTy::prepareZeroCopy(KLELaunchTy &Launch,
        " ReductionBuffer=" DPxMOD "\n",
        DPxPTR(Slot.HostPtr), DPxPTR(Slot.DeviceCounters),
        DPxPTR(ReductionBuffer));
-  // Pinned slots are device-accessible at their host address.
-  return static_cast<KernelLaunchEnvironmentTy *>(Slot.HostPtr);
+  // Pinned slots are device-accessible at their host address; the flag tells
+  // the DeviceRTL that the KLE is in host memory (Shared/KLEAbi.h).
+  return static_cast<KernelLaunchEnvironmentTy *>(
+      kle::flagHostKLE(Slot.HostPtr));
 }
 
 Expected<KernelLaunchEnvironmentTy *>
