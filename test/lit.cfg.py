@@ -165,7 +165,7 @@ if os.path.exists(standin) and os.path.exists("/usr/local/cuda/bin/ptxas"):
         ("%standin-env", "env LD_LIBRARY_PATH=" + libdirs + san_env))
 # The CPU stand-in for the HSA runtime (test-only; test/standin/hsa):
 # %hsa-env puts it first on the library path, where the AMDGPU plugin's
-# dlopen("libhsa-runtime64.so") finds it. KLE_STANDIN_DEVICES=0 keeps a CUDA
+# dlopen("libhsa-runtime64.so") finds it. KLE_CUDA_STANDIN_DEVICES=0 keeps a CUDA
 # driver stand-in that may also be on the path out of the way.
 hsa_standin = os.path.join(build, "test", "hsa-standin", "lib", "libhsa-runtime64.so.1")
 # The KLE transports every per-transport HSA test runs, in one list
@@ -196,7 +196,7 @@ if os.path.exists(hsa_standin):
         hsa_san_env = " LD_PRELOAD=%s %s_OPTIONS=%s" % (rt, short.upper(), opts)
         if san == "thread":
             hsa_san_env += " OMP_TOOL_LIBRARIES=" + archer  # as for CUDA above
-    hsa_env = "env LD_LIBRARY_PATH=" + hsa_dirs + " KLE_STANDIN_DEVICES=0" + hsa_san_env
+    hsa_env = "env LD_LIBRARY_PATH=" + hsa_dirs + " KLE_CUDA_STANDIN_DEVICES=0" + hsa_san_env
     config.substitutions.append(("%hsa-standin-dir", os.path.dirname(hsa_standin)))
     config.substitutions.append(("%hsa-env", hsa_env))
     config.substitutions.append(

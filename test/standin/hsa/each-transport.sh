@@ -2,7 +2,7 @@
 # Usage: each-transport.sh env VAR=... PROGRAM [ARGS...]   (lit: %hsa-each-transport)
 # Runs the command once per KLE transport in $KLE_TRANSPORTS (one list, set in
 # test/lit.cfg.py), with LIBOMPTARGET_KLE_TRANSPORT and the HSA stand-in's
-# KLE_HSA_STANDIN_EXPECT set to it, and LIBOMPTARGET_KLE_STATS=1. Each run's
+# KLE_STANDIN_EXPECT set to it, and LIBOMPTARGET_KLE_STATS=1. Each run's
 # output (stdout and stderr) follows a line "== transport <t>"; each run has a
 # 120 s limit. Exits with the first non-zero status, after the run that gave it;
 # with KLE_PROGRAM_MAY_FAIL=1 in the environment, statuses 1..95 (the program's own verdict:
@@ -18,7 +18,7 @@ for t in $KLE_TRANSPORTS; do
     *) expect=any ;;  # a transport the stand-in has no placement rule for yet
   esac
   echo "== transport $t"
-  LIBOMPTARGET_KLE_TRANSPORT=$t KLE_HSA_STANDIN_EXPECT=$expect LIBOMPTARGET_KLE_STATS=1 \
+  LIBOMPTARGET_KLE_TRANSPORT=$t KLE_STANDIN_EXPECT=$expect LIBOMPTARGET_KLE_STATS=1 \
     timeout 120 "$@" 2>&1
   rc=$?
   if [ $may_fail -eq 1 ] && [ $rc -ge 1 ] && [ $rc -le 95 ]; then

@@ -29,10 +29,10 @@
 // RUN: %if hsa-standin %{ %clang-gfx90a -fPIC -shared %S/Inputs/exit_pending_dlopen_lib.c -o %t.hsa.so %}
 // RUN: %if hsa-standin %{ %clang-gfx90a %s -o %t.hsa -ldl %}
 // RUN: %if hsa-standin %{ %clang-nooffload -DLINKED %s %t.hsa.so -o %t.hsa.linked %}
-// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=5000:20000 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_HSA_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t.hsa %t.hsa.so 2>&1 | %fcheck --implicit-check-not=VIOLATION --implicit-check-not="omptarget error" --check-prefixes=CHECK,HSA,ZC %s %}
-// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=5000:20000 LIBOMPTARGET_KLE_TRANSPORT=resident KLE_HSA_STANDIN_EXPECT=resident LIBOMPTARGET_KLE_STATS=1 %run %t.hsa %t.hsa.so 2>&1 | %fcheck --implicit-check-not=VIOLATION --implicit-check-not="omptarget error" --check-prefixes=CHECK,HSA,RES %s %}
-// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=5000:20000 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_HSA_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t.hsa %t.hsa.so 2>&1 | %fcheck --implicit-check-not=VIOLATION --implicit-check-not="omptarget error" --check-prefixes=CHECK,HSA,COPY %s %}
-// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=5000:20000 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_HSA_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t.hsa.linked 2>&1 | %fcheck --implicit-check-not=VIOLATION --implicit-check-not="omptarget error" --check-prefixes=LINKED,LINKED-HSA %s %}
+// RUN: %if hsa-standin %{ %hsa-env KLE_STANDIN_DELAY_US=5000:20000 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t.hsa %t.hsa.so 2>&1 | %fcheck --implicit-check-not=VIOLATION --implicit-check-not="omptarget error" --check-prefixes=CHECK,HSA,ZC %s %}
+// RUN: %if hsa-standin %{ %hsa-env KLE_STANDIN_DELAY_US=5000:20000 LIBOMPTARGET_KLE_TRANSPORT=resident KLE_STANDIN_EXPECT=resident LIBOMPTARGET_KLE_STATS=1 %run %t.hsa %t.hsa.so 2>&1 | %fcheck --implicit-check-not=VIOLATION --implicit-check-not="omptarget error" --check-prefixes=CHECK,HSA,RES %s %}
+// RUN: %if hsa-standin %{ %hsa-env KLE_STANDIN_DELAY_US=5000:20000 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t.hsa %t.hsa.so 2>&1 | %fcheck --implicit-check-not=VIOLATION --implicit-check-not="omptarget error" --check-prefixes=CHECK,HSA,COPY %s %}
+// RUN: %if hsa-standin %{ %hsa-env KLE_STANDIN_DELAY_US=5000:20000 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t.hsa.linked 2>&1 | %fcheck --implicit-check-not=VIOLATION --implicit-check-not="omptarget error" --check-prefixes=LINKED,LINKED-HSA %s %}
 #include <dlfcn.h>
 #include <stdio.h>
 #ifdef LINKED

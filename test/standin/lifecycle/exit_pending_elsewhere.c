@@ -27,9 +27,9 @@
 // RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t.cuda deferred 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
 // RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=1000000:2000000 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t.cuda other 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
 // RUN: %if hsa-standin %{ %clang-gfx90a %s -o %t.hsa %}
-// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_HSA_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t.hsa other 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
-// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=resident KLE_HSA_STANDIN_EXPECT=resident LIBOMPTARGET_KLE_STATS=1 %run %t.hsa if0 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
-// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_HSA_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t.hsa deferred 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
+// RUN: %if hsa-standin %{ %hsa-env KLE_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t.hsa other 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
+// RUN: %if hsa-standin %{ %hsa-env KLE_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=resident KLE_STANDIN_EXPECT=resident LIBOMPTARGET_KLE_STATS=1 %run %t.hsa if0 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
+// RUN: %if hsa-standin %{ %hsa-env KLE_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t.hsa deferred 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

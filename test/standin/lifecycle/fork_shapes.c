@@ -24,7 +24,7 @@
 // RUN: %if hsa-standin %{ %clang-gfx90a %s -o %t.hsa %}
 // RUN: %if hsa-standin %{ %hsa-env %run %t.hsa sync 2>&1 | %fcheck --check-prefixes=CHECK,HSA,HSA8,HSA-EXIT %s %}
 // RUN: %if hsa-standin %{ %hsa-env %run %t.hsa nowait 2>&1 | %fcheck --check-prefixes=CHECK,HSA,HSA12,HSA-EXIT %s %}
-// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=2000:5000 %run %t.hsa inflight 2>&1 | %fcheck --check-prefixes=CHECK,HSA,HSA12,HSA-EXIT %s %}
+// RUN: %if hsa-standin %{ %hsa-env KLE_STANDIN_DELAY_US=2000:5000 %run %t.hsa inflight 2>&1 | %fcheck --check-prefixes=CHECK,HSA,HSA12,HSA-EXIT %s %}
 // RUN: %if hsa-standin %{ %hsa-env %run %t.hsa offload 2>&1 | %fcheck --check-prefixes=CHECK,HSA,HSA12,HSA-OFFLOAD %s %}
 #include <signal.h>
 #include <stdio.h>

@@ -10,10 +10,10 @@
 // RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=200:400 KLE_STANDIN_STATS=1 LIBOMPTARGET_KLE_TRANSPORT=copy %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
 // RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=200:400 KLE_STANDIN_STATS=1 LIBOMPTARGET_KLE_TRANSPORT=resident %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
 // RUN: %if hsa-standin %{ %clang-gfx90a %s -o %t.hsa %}
-// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=200:400 KLE_HSA_STANDIN_STATS=1 LIBOMPTARGET_KLE_TRANSPORT=zerocopy %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
-// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=200:400 KLE_HSA_STANDIN_STATS=1 LIBOMPTARGET_KLE_TRANSPORT=staged %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
-// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=200:400 KLE_HSA_STANDIN_STATS=1 LIBOMPTARGET_KLE_TRANSPORT=copy %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
-// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=200:400 KLE_HSA_STANDIN_STATS=1 LIBOMPTARGET_KLE_TRANSPORT=resident %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
+// RUN: %if hsa-standin %{ %hsa-env KLE_STANDIN_DELAY_US=200:400 KLE_STANDIN_STATS=1 LIBOMPTARGET_KLE_TRANSPORT=zerocopy %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
+// RUN: %if hsa-standin %{ %hsa-env KLE_STANDIN_DELAY_US=200:400 KLE_STANDIN_STATS=1 LIBOMPTARGET_KLE_TRANSPORT=staged %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
+// RUN: %if hsa-standin %{ %hsa-env KLE_STANDIN_DELAY_US=200:400 KLE_STANDIN_STATS=1 LIBOMPTARGET_KLE_TRANSPORT=copy %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
+// RUN: %if hsa-standin %{ %hsa-env KLE_STANDIN_DELAY_US=200:400 KLE_STANDIN_STATS=1 LIBOMPTARGET_KLE_TRANSPORT=resident %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
 #include <stdio.h>
 #define N 4096
 static int x[N];

@@ -11,7 +11,7 @@
 // RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=500:2000 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
 // RUN: %if hsa-standin %{ %clang-gfx90a %s -o %t.hsa %}
 // RUN: %if hsa-standin %{ %hsa-env %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
-// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=500:2000 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_HSA_STANDIN_EXPECT=zerocopy %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
+// RUN: %if hsa-standin %{ %hsa-env KLE_STANDIN_DELAY_US=500:2000 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
 #include <omp.h>
 #include <stdio.h>
 

@@ -20,12 +20,12 @@
 // RUN: %if cuda-standin %{ %standin-env LIBOMPTARGET_KLE_TRANSPORT=zerocopy LIBOMPTARGET_KLE_STATS=1 LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT=lots %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,BADLIMIT,PEAK32 %s %}
 // RUN: %if cuda-standin %{ %standin-env LIBOMPTARGET_KLE_TRANSPORT=copy KLE_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,PEAK0 %s %}
 // RUN: %if hsa-standin %{ %clang-gfx90a -O2 %s -o %t.hsa %}
-// RUN: %if hsa-standin %{ %hsa-env LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_HSA_STANDIN_EXPECT=zerocopy LIBOMPTARGET_INFO=32 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,REUSE,PEAK32 %s %}
-// RUN: %if hsa-standin %{ %hsa-env LIBOMPTARGET_KLE_TRANSPORT=staged KLE_HSA_STANDIN_EXPECT=staged LIBOMPTARGET_KLE_STATS=1 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,PEAK32 %s %}
-// RUN: %if hsa-standin %{ %hsa-env LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_HSA_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT=16384 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,PEAK8 %s %}
-// RUN: %if hsa-standin %{ %hsa-env LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_HSA_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT=0 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,PEAK0 %s %}
+// RUN: %if hsa-standin %{ %hsa-env LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_INFO=32 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,REUSE,PEAK32 %s %}
+// RUN: %if hsa-standin %{ %hsa-env LIBOMPTARGET_KLE_TRANSPORT=staged KLE_STANDIN_EXPECT=staged LIBOMPTARGET_KLE_STATS=1 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,PEAK32 %s %}
+// RUN: %if hsa-standin %{ %hsa-env LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT=16384 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,PEAK8 %s %}
+// RUN: %if hsa-standin %{ %hsa-env LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT=0 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,PEAK0 %s %}
 // RUN: %if hsa-standin %{ %hsa-env LIBOMPTARGET_KLE_TRANSPORT=zerocopy LIBOMPTARGET_KLE_STATS=1 LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT=lots %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,BADLIMIT,PEAK32 %s %}
-// RUN: %if hsa-standin %{ %hsa-env LIBOMPTARGET_KLE_TRANSPORT=copy KLE_HSA_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,PEAK0 %s %}
+// RUN: %if hsa-standin %{ %hsa-env LIBOMPTARGET_KLE_TRANSPORT=copy KLE_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,PEAK0 %s %}
 #include <stdio.h>
 
 #define M 4

@@ -10,8 +10,8 @@
 // RUN: %if cuda-standin %{ %standin-env LIBOMPTARGET_KLE_SLOT_BUFFER_TOTAL=0 LIBOMPTARGET_KLE_TRANSPORT=resident KLE_STANDIN_EXPECT=resident LIBOMPTARGET_KLE_STATS=1 %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
 // RUN: %if cuda-standin %{ %standin-env LIBOMPTARGET_KLE_SLOT_BUFFER_TOTAL=8192 LIBOMPTARGET_KLE_TRANSPORT=resident KLE_STANDIN_EXPECT=resident LIBOMPTARGET_KLE_STATS=1 %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
 // RUN: %if hsa-standin %{ %clang-gfx90a -O2 %s -o %t.hsa %}
-// RUN: %if hsa-standin %{ %hsa-env LIBOMPTARGET_KLE_SLOT_BUFFER_TOTAL=0 LIBOMPTARGET_KLE_TRANSPORT=resident KLE_HSA_STANDIN_EXPECT=resident LIBOMPTARGET_KLE_STATS=1 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
-// RUN: %if hsa-standin %{ %hsa-env LIBOMPTARGET_KLE_SLOT_BUFFER_TOTAL=8192 LIBOMPTARGET_KLE_TRANSPORT=resident KLE_HSA_STANDIN_EXPECT=resident LIBOMPTARGET_KLE_STATS=1 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
+// RUN: %if hsa-standin %{ %hsa-env LIBOMPTARGET_KLE_SLOT_BUFFER_TOTAL=0 LIBOMPTARGET_KLE_TRANSPORT=resident KLE_STANDIN_EXPECT=resident LIBOMPTARGET_KLE_STATS=1 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
+// RUN: %if hsa-standin %{ %hsa-env LIBOMPTARGET_KLE_SLOT_BUFFER_TOTAL=8192 LIBOMPTARGET_KLE_TRANSPORT=resident KLE_STANDIN_EXPECT=resident LIBOMPTARGET_KLE_STATS=1 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
 #include <omp.h>
 #include <stdio.h>
 int main(void) {

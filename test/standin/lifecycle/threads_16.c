@@ -6,10 +6,10 @@
 // RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=0:300 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,COPY %s %}
 // RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=0:300 KLE_STANDIN_EXPECT=resident %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
 // RUN: %if hsa-standin %{ %clang-gfx90a %s -o %t.hsa %}
-// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=0:300 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_HSA_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,ZEROCOPY %s %}
-// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=0:300 LIBOMPTARGET_KLE_TRANSPORT=staged KLE_HSA_STANDIN_EXPECT=staged LIBOMPTARGET_KLE_STATS=1 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,STAGED %s %}
-// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=0:300 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_HSA_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,COPY %s %}
-// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=0:300 KLE_HSA_STANDIN_EXPECT=resident %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
+// RUN: %if hsa-standin %{ %hsa-env KLE_STANDIN_DELAY_US=0:300 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,ZEROCOPY %s %}
+// RUN: %if hsa-standin %{ %hsa-env KLE_STANDIN_DELAY_US=0:300 LIBOMPTARGET_KLE_TRANSPORT=staged KLE_STANDIN_EXPECT=staged LIBOMPTARGET_KLE_STATS=1 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,STAGED %s %}
+// RUN: %if hsa-standin %{ %hsa-env KLE_STANDIN_DELAY_US=0:300 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,COPY %s %}
+// RUN: %if hsa-standin %{ %hsa-env KLE_STANDIN_DELAY_US=0:300 KLE_STANDIN_EXPECT=resident %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
 #include <stdio.h>
 #define N 1024
 int main(void) {

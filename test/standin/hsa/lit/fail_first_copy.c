@@ -11,7 +11,7 @@
 // RUN: %clang-gfx90a %s -o %t
 // RUN: sh -c 'for t in %kle-transports; do \
 // RUN:   for f in 1 2; do \
-// RUN:     %hsa-env LIBOMPTARGET_KLE_TRANSPORT=$t KLE_HSA_STANDIN_FAIL=hsa_amd_memory_async_copy:$f:HSA_STATUS_ERROR_OUT_OF_RESOURCES \
+// RUN:     %hsa-env LIBOMPTARGET_KLE_TRANSPORT=$t KLE_STANDIN_FAIL=hsa_amd_memory_async_copy:$f:HSA_STATUS_ERROR_OUT_OF_RESOURCES \
 // RUN:       timeout 60 %t > %t.$t.$f 2>&1; echo "status=$?" >> %t.$t.$f; \
 // RUN:     %fcheck --check-prefixes=CHECK,CALL$f %s < %t.$t.$f || { cat %t.$t.$f; exit 1; }; \
 // RUN:   done; \
