@@ -6,7 +6,7 @@
 // an earlier one fails a data copy instead, which is not what this tests.
 // REQUIRES: hsa-standin
 // RUN: %clang-gfx90a %s -o %t
-// RUN: %hsa-env KLE_STANDIN_FAIL=hsa_amd_memory_pool_allocate@fine:4:HSA_STATUS_ERROR_OUT_OF_RESOURCES LIBOMPTARGET_KLE_TRANSPORT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck %s
+// RUN: %hsa-env KLE_STANDIN_FAIL=hsa_amd_memory_pool_allocate@fine:4:HSA_STATUS_ERROR_OUT_OF_RESOURCES %use-zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck %s
 #include <stdio.h>
 #define N 1024
 int main(void) {
