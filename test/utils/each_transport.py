@@ -22,6 +22,8 @@ Options:
   -o PATTERN   also write each run's output to PATTERN ({t}: the transport),
                e.g. for %statcheck -i
   --fc=ARG     one more FileCheck argument (repeatable)
+  -s A=N,B=+   also check each run's KLE report with statcheck.py (fields
+               by name, "@" for the transport: -s @=32,rest=0)
   --may-fail   exit statuses 1..95 (the program's own verdict: kernels
                compute nothing on a stand-in) are printed and tolerated;
                96 (watchdog), 97 (contract violations), timeouts and
@@ -36,11 +38,13 @@ import subprocess
 import sys
 
 FILECHECK = "/usr/lib/llvm-22/bin/FileCheck"
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def main(argv):
     transports = os.environ.get("KLE_TRANSPORTS", "zerocopy resident staged copy").split()
     leave_out, env_words, check, prefixes, fc_args, out = [], [], None, "CHECK", [], None
+    stats = None
     may_fail = os.environ.get("KLE_PROGRAM_MAY_FAIL") == "1"
     i = 0
     while i < len(argv) and (argv[i].startswith("-") or
@@ -49,7 +53,7 @@ def main(argv):
         if not a.startswith("-"):
             env_words.append(a)
             i += 1
-        elif a in ("-t", "-x", "-c", "-p", "-o") and i + 1 < len(argv):
+        elif a in ("-t", "-x", "-c", "-p", "-o", "-s") and i + 1 < len(argv):
             v = argv[i + 1]
             if a == "-t":
                 transports = v.replace(",", " ").split()
@@ -59,6 +63,8 @@ def main(argv):
                 check = v
             elif a == "-o":
                 out = v
+            elif a == "-s":
+                stats = v
             else:
                 prefixes = v
             i += 2
@@ -84,7 +90,7 @@ def main(argv):
         header = "== transport %s" % t
         print(header, flush=True)
         full = ["timeout", "120", "env"] + [w.replace("{t}", t) for w in env_words + cmd]
-        if check is None and out is None:
+        if check is None and out is None and stats is None:
             rc = subprocess.call(full, env=env, stderr=subprocess.STDOUT)
         else:
             run = subprocess.run(full, env=env, stdout=subprocess.PIPE,
@@ -109,6 +115,14 @@ def main(argv):
                 print("each_transport.py: transport %s: FileCheck --check-prefixes=%s failed"
                       % (t, p), flush=True)
                 return fc.returncode
+        if stats is not None:
+            words = stats.replace("@", t).split(",")
+            sc = subprocess.run([sys.executable, os.path.join(HERE, "statcheck.py")] + words,
+                                input=run.stdout, stdout=subprocess.DEVNULL)
+            if sc.returncode != 0:
+                print("each_transport.py: transport %s: statcheck %s failed"
+                      % (t, " ".join(words)), flush=True)
+                return sc.returncode
     return 0
 
 

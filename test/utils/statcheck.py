@@ -4,9 +4,9 @@
 Usage: statcheck.py [-d N | -l TEXT] [-i FILE] FIELD=SPEC ...
 
 Reads FILE (default stdin) and checks every line that is libomptarget's KLE
-report for device N (default 0: "omptarget KLE stats: device 0:"), or with
--l every line containing TEXT (e.g. "kle-standin: launches="). At least one
-line must be selected. On each, the `name=value` words are the fields; every
+report for device N (default 0: "omptarget KLE stats: device 0: launches
+...", not its copy-back line), or with -l every line containing TEXT (e.g.
+"kle-standin: launches="). At least one line must be selected. On each, the `name=value` words are the fields; every
 FIELD must be there and match SPEC:
   a number   equal to it
   +          a number of at least 1
@@ -14,10 +14,13 @@ FIELD must be there and match SPEC:
 FIELD is a field's name or a prefix of exactly one field's name on the line
 (host_ns for host_ns_per_launch_in_kle_path). Two pseudo-fields of the KLE
 report: launches=SPEC, the sum of the launches per transport, and rest=0:
-every launch and fallback count not named is 0.
+the report has every transport's launch count and its fallbacks, and every
+launch and fallback count not named is 0.
 
-Prints each selected line and each mismatch; exits 1 on any mismatch or a
-missing field or line, 2 on bad usage.
+Copies its input to stdout, so it can stand in a pipeline before FileCheck
+(%cuda-run ... 2>&1 | %statcheck copy=8 rest=0 | %fcheck %s). On stderr,
+each mismatch with its line; exits 1 on any mismatch or a missing field or
+line, 2 on bad usage.
 """
 import re
 import sys
@@ -64,6 +67,9 @@ def check_line(line, specs):
             errors.append("%s=%s, want %s" % (cands[0], vals[cands[0]], spec))
     if ("rest", "0") in specs:
         # Launch counts come before "fallbacks", fallback counts before "slabs".
+        if "omptarget KLE stats:" in line and not (
+                all(t in vals for t in LAUNCH) and "; fallbacks " in line):
+            errors.append("rest=0: not a report with every launch count and fallbacks")
         head = line.split("slabs=")[0]
         for n, v in fields(head.split("omptarget KLE stats:")[-1]):
             if n not in named and v != "0":
@@ -72,13 +78,13 @@ def check_line(line, specs):
 
 
 def main(argv):
-    selector, path, specs = "omptarget KLE stats: device 0:", None, []
+    selector, path, specs = "omptarget KLE stats: device 0: launches ", None, []
     i = 0
     while i < len(argv):
         a = argv[i]
         if a in ("-d", "-l", "-i") and i + 1 < len(argv):
             if a == "-d":
-                selector = "omptarget KLE stats: device %s:" % argv[i + 1]
+                selector = "omptarget KLE stats: device %s: launches " % argv[i + 1]
             elif a == "-l":
                 selector = argv[i + 1]
             else:
@@ -96,15 +102,19 @@ def main(argv):
         print("statcheck: no FIELD=SPEC given", file=sys.stderr)
         return 2
     text = open(path).read() if path else sys.stdin.read()
+    sys.stdout.write(text)
+    sys.stdout.flush()
     lines = [l for l in text.splitlines() if selector in l]
     if not lines:
-        print("statcheck: no line containing %r" % selector)
+        print("statcheck: no line containing %r" % selector, file=sys.stderr)
         return 1
     bad = 0
     for line in lines:
-        print("statcheck: " + line)
-        for e in check_line(line, specs):
-            print("statcheck: error: " + e)
+        errors = check_line(line, specs)
+        if errors:
+            print("statcheck: in: " + line, file=sys.stderr)
+        for e in errors:
+            print("statcheck: error: " + e, file=sys.stderr)
             bad += 1
     return 1 if bad else 0
 

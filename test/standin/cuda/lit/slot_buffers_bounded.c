@@ -15,10 +15,10 @@
 // HSA stand-in reports no free-memory figure to measure it with).
 // REQUIRES: cuda-standin
 // RUN: %clang-sm90 -O2 %s -o %t -ldl
-// RUN: %standin-env KLE_STANDIN_KERNEL_US=2000 %use-zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck %s
-// RUN: %standin-env KLE_STANDIN_KERNEL_US=2000 %use-resident LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck %s
-// RUN: %standin-env KLE_STANDIN_KERNEL_US=2000 %use-staged LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck %s
-// RUN: %standin-env KLE_STANDIN_KERNEL_US=2000 %use-copy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck %s
+// RUN: %cuda-run KLE_STANDIN_KERNEL_US=2000 %use-zerocopy LIBOMPTARGET_KLE_STATS=1 %t 2>&1 | %fcheck %s
+// RUN: %cuda-run KLE_STANDIN_KERNEL_US=2000 %use-resident LIBOMPTARGET_KLE_STATS=1 %t 2>&1 | %fcheck %s
+// RUN: %cuda-run KLE_STANDIN_KERNEL_US=2000 %use-staged LIBOMPTARGET_KLE_STATS=1 %t 2>&1 | %fcheck %s
+// RUN: %cuda-run KLE_STANDIN_KERNEL_US=2000 %use-copy LIBOMPTARGET_KLE_STATS=1 %t 2>&1 | %fcheck %s
 // RUN: %cuda-each -x copy -p TIGHT,RECLAIM KLE_STANDIN_KERNEL_US=2000 LIBOMPTARGET_INFO=32 %t 256
 // RUN: %cuda-run KLE_STANDIN_KERNEL_US=2000 %use-copy %t 256 2>&1 | %fcheck --check-prefix=TIGHT %s
 // After the buffers were given back, resident slots rewrite their KLE with
