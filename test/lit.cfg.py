@@ -31,6 +31,7 @@ config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".c", ".cpp", ".test"]
 config.excludes = ["Inputs", "unit", "src", "selftest", "core", "seed", "cuda.cmake", "lit.cfg.py",
                    "README.md", "tsan.supp"]
+utils = os.path.join(os.path.dirname(__file__), "utils")
 config.test_source_root = os.path.dirname(__file__)
 
 repo = os.path.dirname(config.test_source_root)
@@ -81,11 +82,29 @@ subs = [
     ("%klebench", "python3 " + os.path.join(repo, "bench", "klebench.py")),
     ("%examples", os.path.join(repo, "examples")),
     ("%run", "timeout 120"),
+    # Stats fields by name: %statcheck zerocopy=32 rest=0 slabs=+ < out.
+    ("%statcheck", "python3 " + os.path.join(utils, "statcheck.py")),
     ("%fcheck", os.path.join(llvm_bin, "FileCheck")),
     ("%objdump", os.path.join(llvm_bin, "llvm-objdump")),
 ]
 config.substitutions.extend(subs)
 archer = os.path.join(prefix, "lib", "libarcher.so")
+# The KLE transports every per-transport test runs, in one list
+# (%each-transport, %cuda-each, %hsa-each); add a new transport here.
+kle_transports = ["zerocopy", "resident", "staged", "copy"]
+# %each-transport [-t|-x A,B] [-c FILE -p PREFIXES] CMD: CMD once per
+# transport, with a "== transport <t>" line before each run's output
+# (test/utils/each_transport.py). %as-<t>: the variables of one such run.
+each_transport = ("python3 " + os.path.join(utils, "each_transport.py") + " -t " +
+                  ",".join(kle_transports))
+config.substitutions.append(("%each-transport", each_transport))
+config.substitutions.append(("%kle-transports", " ".join(kle_transports)))
+# %use-<t>: that transport only (a run that expects another placement).
+for t in kle_transports:
+    config.substitutions.append(
+        ("%as-" + t, "LIBOMPTARGET_KLE_TRANSPORT=%s KLE_STANDIN_EXPECT=%s LIBOMPTARGET_KLE_STATS=1"
+         % (t, t)))
+    config.substitutions.append(("%use-" + t, "LIBOMPTARGET_KLE_TRANSPORT=" + t))
 
 config.available_features.add("host-offload")
 if os.path.exists("/usr/local/cuda/bin/ptxas"):
@@ -163,14 +182,19 @@ if os.path.exists(standin) and os.path.exists("/usr/local/cuda/bin/ptxas"):
         config.name += " [" + short + "]"
     config.substitutions.append(
         ("%standin-env", "env LD_LIBRARY_PATH=" + libdirs + san_env))
+    # %cuda-run [VAR=X ...] PROGRAM: on the stand-in, with %run's limit;
+    # %cuda-each [-t|-x A,B] [-p PREFIXES] [VAR=X ...] PROGRAM: once per
+    # transport, each run's output checked against the test (test/utils/
+    # each_transport.py; "@" in -p is the transport, default CHECK,CUDA,@).
+    cuda_env = "LD_LIBRARY_PATH=" + libdirs + san_env
+    config.substitutions.append(("%cuda-run", "env " + cuda_env + " timeout 120 env"))
+    config.substitutions.append(
+        ("%cuda-each", each_transport + " -c %s -p CHECK,CUDA,@ " + cuda_env))
 # The CPU stand-in for the HSA runtime (test-only; test/standin/hsa):
 # %hsa-env puts it first on the library path, where the AMDGPU plugin's
-# dlopen("libhsa-runtime64.so") finds it. KLE_STANDIN_DEVICES=0 keeps a CUDA
+# dlopen("libhsa-runtime64.so") finds it. KLE_CUDA_STANDIN_DEVICES=0 keeps a CUDA
 # driver stand-in that may also be on the path out of the way.
 hsa_standin = os.path.join(build, "test", "hsa-standin", "lib", "libhsa-runtime64.so.1")
-# The KLE transports every per-transport HSA test runs, in one list
-# (%hsa-each-transport); add a new transport here.
-kle_transports = ["zerocopy", "resident", "staged", "copy"]
 # Under KLE_SANITIZER the HSA tests run against the sanitized libomptarget
 # (which carries the AMDGPU plugin) and, under ThreadSanitizer, the
 # instrumented stand-in (test/hsa-standin-thread).
@@ -196,14 +220,13 @@ if os.path.exists(hsa_standin):
         hsa_san_env = " LD_PRELOAD=%s %s_OPTIONS=%s" % (rt, short.upper(), opts)
         if san == "thread":
             hsa_san_env += " OMP_TOOL_LIBRARIES=" + archer  # as for CUDA above
-    hsa_env = "env LD_LIBRARY_PATH=" + hsa_dirs + " KLE_STANDIN_DEVICES=0" + hsa_san_env
+    hsa_env = "env LD_LIBRARY_PATH=" + hsa_dirs + " KLE_CUDA_STANDIN_DEVICES=0" + hsa_san_env
     config.substitutions.append(("%hsa-standin-dir", os.path.dirname(hsa_standin)))
     config.substitutions.append(("%hsa-env", hsa_env))
+    hsa_vars = hsa_env[len("env "):]
+    config.substitutions.append(("%hsa-run", hsa_env + " timeout 120 env"))
     config.substitutions.append(
-        ("%hsa-each-transport", "env KLE_TRANSPORTS='" + " ".join(kle_transports) + "' " +
-         os.path.join(config.test_source_root, "standin", "hsa", "each-transport.sh") +
-         " " + hsa_env))
-    config.substitutions.append(("%kle-transports", " ".join(kle_transports)))
+        ("%hsa-each", each_transport + " -c %s -p CHECK,HSA,@ " + hsa_vars))
 # An image linked against a stock LLVM 22.1.8 nvptx DeviceRTL (no KLE ABI
 # global), without the fork's clang configuration but with its libomptarget.
 stock = os.path.join(build, "test", "devicertl-stock-nvptx", "lib",

@@ -483,7 +483,7 @@ def main(argv):
         # it the stand-in.
         if not any(u.startswith("CUDA") for _, u in devs):
             die("--standin given but the stand-in exposes no CUDA device "
-                "(KLE_STANDIN_DEVICES=0?); devices: %s"
+                "(KLE_CUDA_STANDIN_DEVICES=0?); devices: %s"
                 % ", ".join("%d %s" % d for d in devs))
         die("--standin given but device %d (%s) is not one of the stand-in's CUDA "
             "devices (%s)" % (num, uid, ", ".join(

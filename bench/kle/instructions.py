@@ -449,7 +449,7 @@ def main(argv):
     for k in ("LIBOMPTARGET_KLE_TRANSPORT", "LIBOMPTARGET_INFO", "LIBOMPTARGET_DEBUG",
               "LIBOMPTARGET_KLE_STATS", "LIBOMPTARGET_KLE_MAX_SLOTS", "KLE_STANDIN_VERBOSE",
               "KLE_STANDIN_FAIL", "KLE_STANDIN_STATS", "KLE_STANDIN_STATS_FILE",
-              "KLE_STANDIN_KERNEL_US", "KLE_STANDIN_DEVICES"):
+              "KLE_STANDIN_KERNEL_US", "KLE_CUDA_STANDIN_DEVICES"):
         env.pop(k, None)
     env["LD_LIBRARY_PATH"] = a.standin + os.pathsep + env.get("LD_LIBRARY_PATH", "")
     env["KLE_STANDIN_DELAY_US"] = "0:0"

@@ -21,9 +21,12 @@
 namespace standin {
 namespace {
 
+/// The knobs every front reads alike (core.h's Config, COPY_US, ...).
+constexpr const char *SharedPrefix = "KLE_STANDIN_";
+
 struct State {
   std::string Tag = "kle-standin";
-  std::string Prefix = "KLE_STANDIN_";
+  std::string Prefix = "KLE_STANDIN_"; ///< the front's own knobs
   Config *C = nullptr;
   StatusParser Parse = nullptr;
   BaseNamer Namer = nullptr;
@@ -65,14 +68,31 @@ bool parseU64(const char *S, uint64_t &Out) {
   return true;
 }
 
-void warnBad(const char *Name, const char *Val, const char *Want) {
+void warnBad(const char *Prefix, const char *Name, const char *Val,
+             const char *Want) {
   fprintf(stderr, "%s: ignoring %s%s=%s (want %s)\n", st().Tag.c_str(),
-          st().Prefix.c_str(), Name, Val, Want);
+          Prefix, Name, Val, Want);
+}
+
+void warnBad(const char *Name, const char *Val, const char *Want) {
+  warnBad(SharedPrefix, Name, Val, Want);
+}
+
+[[noreturn]] void badEnvWith(const char *Prefix, const char *Name,
+                             const char *Value, const char *Want) {
+  fprintf(stderr, "%s: error: %s%s=\"%s\" is not valid: want %s\n", tag(),
+          Prefix, Name, Value, Want);
+  fflush(nullptr);
+  _exit(2);
 }
 
 } // namespace
 
 const char *env(const char *Name) {
+  return getenv((std::string(SharedPrefix) + Name).c_str());
+}
+
+const char *frontEnv(const char *Name) {
   return getenv((st().Prefix + Name).c_str());
 }
 
@@ -89,15 +109,16 @@ bool parseDecimal(const char *S, uint64_t Hi, uint64_t &Out) {
 }
 
 void badEnv(const char *Name, const char *Value, const char *Want) {
-  fprintf(stderr, "%s: error: %s%s=\"%s\" is not valid: want %s\n", tag(),
-          envPrefix(), Name, Value, Want);
-  fflush(nullptr);
-  _exit(2);
+  badEnvWith(SharedPrefix, Name, Value, Want);
+}
+
+void badFrontEnv(const char *Name, const char *Value, const char *Want) {
+  badEnvWith(envPrefix(), Name, Value, Want);
 }
 
 bool envNumber(const char *Name, uint64_t Lo, uint64_t Hi, uint64_t &Out,
                const char *Want) {
-  const char *E = env(Name);
+  const char *E = frontEnv(Name);
   if (!E)
     return false;
   uint64_t V;
@@ -105,7 +126,7 @@ bool envNumber(const char *Name, uint64_t Lo, uint64_t Hi, uint64_t &Out,
     Out = V;
     return true;
   }
-  warnBad(Name, E, Want);
+  warnBad(envPrefix(), Name, E, Want);
   return false;
 }
 
@@ -179,7 +200,7 @@ const Config &init(const char *Tag, const char *EnvPrefix, StatusParser Parse,
     }
     return Out;
   };
-  if (const char *E = env("BREAK"))
+  if (const char *E = frontEnv("BREAK"))
     for (auto &Item : Split(E))
       C->Breaks.insert(Item);
   if (const char *E = env("FAIL")) {
@@ -372,7 +393,7 @@ void faultsNotReached() {
     auto It = S.BaseCounters.find(F.Entry);
     uint64_t Calls = It == S.BaseCounters.end() ? 0 : It->second->load();
     if (Calls < F.N)
-      say("note: %sFAIL item %s:%llu injected nothing: %s", S.Prefix.c_str(),
+      say("note: %sFAIL item %s:%llu injected nothing: %s", SharedPrefix,
           F.Entry.c_str(), (unsigned long long)F.N,
           It == S.BaseCounters.end()
               ? "no such entry point was called (misspelled, or not reached)"

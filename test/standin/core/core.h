@@ -32,7 +32,7 @@
 
 namespace standin {
 
-/// One `<PREFIX>FAIL=entry:N:code` item: the Nth call (1-based) of Entry, or
+/// One `KLE_STANDIN_FAIL=entry:N:code` item: the Nth call (1-based) of Entry, or
 /// with OrLater the Nth and every later one, returns Code.
 struct Fault {
   std::string Entry;
@@ -42,7 +42,7 @@ struct Fault {
 };
 
 /// The settings every front shares.  Environment variables are read once,
-/// by core::init, as `<EnvPrefix><NAME>`:
+/// by core::init, as `KLE_STANDIN_<NAME>` (the same name for every front):
 ///   DELAY_US=min:max   random delay (microseconds) before each queued
 ///                      operation runs (default 0:50)
 ///   KERNEL_US=n        simulated kernel run time between start and end checks
@@ -54,8 +54,9 @@ struct Fault {
 ///   EXIT_CODE=n        exit status forced after violations (default 97)
 ///   VERBOSE=1          log every launch
 ///   SEED=n             seed of the delay generator
-///   BREAK=a,b,...      negative controls: make the stand-in misbehave on
-///                      purpose (front-defined names; see breaks())
+///   <EnvPrefix>BREAK=a,b,...  negative controls: make the stand-in misbehave
+///                      on purpose (front-defined names, so the front's own
+///                      prefix; see breaks())
 struct Config {
   uint64_t DelayMin = 0, DelayMax = 50; ///< microseconds
   uint64_t KernelUs = 0;                ///< microseconds
@@ -77,7 +78,8 @@ using StatusParser = bool (*)(const std::string &Text, int &Out);
 using BaseNamer = std::string (*)(const std::string &Name);
 
 /// Reads the environment once.  \p Tag prefixes every output line
-/// ("kle-hsa-standin"), \p EnvPrefix every variable ("KLE_HSA_STANDIN_").
+/// ("kle-hsa-standin"), \p EnvPrefix the front's own variables
+/// ("KLE_HSA_STANDIN_": DEVICES, BREAK and what the front reads itself).
 /// Malformed values print one warning line naming the variable and keep the
 /// default.  Idempotent: later calls return the first configuration.
 const Config &init(const char *Tag, const char *EnvPrefix, StatusParser Parse,
@@ -86,8 +88,10 @@ const Config &init(const char *Tag, const char *EnvPrefix, StatusParser Parse,
 const Config &cfg();
 /// True if BREAK lists \p Name (a negative control is on).
 bool broken(const char *Name);
-/// getenv of `<EnvPrefix><Name>`, or nullptr.
+/// getenv of `KLE_STANDIN_<Name>` (a knob every front shares), or nullptr.
 const char *env(const char *Name);
+/// getenv of `<EnvPrefix><Name>` (a knob of this front only), or nullptr.
+const char *frontEnv(const char *Name);
 /// At the final report (once; later calls do nothing): one "note:" line per
 /// FAIL item that injected nothing, because its entry point was never called
 /// (misspelled, or not reached) or was called fewer than N times.  Fronts
@@ -97,10 +101,13 @@ void faultsNotReached();
 /// is at most \p Hi: stores it in \p Out and returns true; else false.
 bool parseDecimal(const char *S, uint64_t Hi, uint64_t &Out);
 /// Ends the process (exit status 2) with one line, `<tag>: error:
-/// <PREFIX><Name>="<Value>" is not valid: want <Want>`: for knobs a front
-/// must not run without (sizes, planted costs).
+/// KLE_STANDIN_<Name>="<Value>" is not valid: want <Want>`: for knobs a front
+/// must not run without (sizes, planted costs).  badFrontEnv: the same for
+/// `<EnvPrefix><Name>`.
 [[noreturn]] void badEnv(const char *Name, const char *Value, const char *Want);
-/// Reads <PREFIX><Name> as a decimal number in [Lo, Hi] into \p Out and
+[[noreturn]] void badFrontEnv(const char *Name, const char *Value,
+                              const char *Want);
+/// Reads <EnvPrefix><Name> (a front's knob) as a decimal number in [Lo, Hi] into \p Out and
 /// returns true; unset leaves \p Out alone and returns false; any other
 /// value (empty, not a number, out of range) prints one "ignoring ... (want
 /// <Want>)" line and returns false, so the caller keeps its default.
@@ -111,7 +118,7 @@ bool envNumber(const char *Name, uint64_t Lo, uint64_t Hi, uint64_t &Out,
 const char *tag();
 const char *envPrefix();
 
-/// The number of devices `<EnvPrefix>DEVICES` asks for: \p Default when
+/// The number of devices `<EnvPrefix>DEVICES` (per front) asks for: \p Default when
 /// unset, else a decimal number from 0 to \p Max.  Anything else (empty,
 /// malformed, signed, larger than \p Max) ends the process with exit status 2
 /// and one line naming the variable and the accepted range: a front must

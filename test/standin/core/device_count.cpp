@@ -1,6 +1,6 @@
 //===- device_count.cpp - The stand-ins' DEVICES knob ---------------------===//
 //
-// TEST ONLY.  The fronts' `<PREFIX>DEVICES` knob (deviceCount, core.h).
+// TEST ONLY.  The fronts' `<EnvPrefix>DEVICES` knob (deviceCount, core.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,14 +11,14 @@
 namespace standin {
 
 int deviceCount(int Default, int Max) {
-  const char *E = env("DEVICES");
+  const char *E = frontEnv("DEVICES");
   if (!E)
     return Default;
   uint64_t V;
   if (!parseDecimal(E, uint64_t(Max), V)) {
     char Want[64];
     snprintf(Want, sizeof(Want), "a device count, a decimal number from 0 to %d", Max);
-    badEnv("DEVICES", E, Want);
+    badFrontEnv("DEVICES", E, Want);
   }
   return int(V);
 }

@@ -118,7 +118,7 @@ uint64_t access(const Op &O, const Who &W, const std::vector<Range> &Rs,
 /// (the word at offset 0 of its argument bytes \p Args when \p HasKle): the
 /// \p KleSize KLE bytes; when \p Kle holds the KLE's 16 bytes (LLVM 22's
 /// layout), its device counters (8 bytes, when tagged) and its reduction
-/// buffer (\p RedBytes; 0: the whole block); and with <PREFIX>HB_ARGS=1,
+/// buffer (\p RedBytes; 0: the whole block); and with KLE_STANDIN_HB_ARGS=1,
 /// every device block (one \p IsDevice accepts) that another 8-byte word of
 /// \p Args points to the start of, whole.  Argument words are opt-in: OpenMP
 /// passes an array section by its base, which may lie before the section's

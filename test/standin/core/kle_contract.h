@@ -29,7 +29,7 @@
 
 namespace standin {
 
-/// The transport the KLE checks expect (`<PREFIX>EXPECT`, parsed once by
+/// The transport the KLE checks expect (`KLE_STANDIN_EXPECT`, parsed once by
 /// init into Config::Expect).
 enum class Transport { Any, ZeroCopy, Copy, Staged, Resident };
 /// "any", "zerocopy", "copy", "staged", "resident".

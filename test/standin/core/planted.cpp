@@ -58,7 +58,7 @@ bool number(const std::string &S, uint64_t &Out) {
   return parseDecimal(S.c_str(), MaxUs, Out);
 }
 
-/// Reads <PREFIX><Name> as LOW:HIGH:PERIOD_MS into \p B (unset: off); a
+/// Reads KLE_STANDIN_<Name> as LOW:HIGH:PERIOD_MS into \p B (unset: off); a
 /// malformed value ends the process with one line.
 void readBimodal(const char *Name, BimodalTy &B, uint64_t Seed) {
   const char *E = env(Name);

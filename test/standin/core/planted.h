@@ -3,9 +3,9 @@
 // TEST ONLY.  Knobs that plant known timing into a stand-in, so a test can
 // check that a benchmark method recovers a difference under noise
 // (test/bench/interleave-planted.test) or that a runtime avoids a cost:
-//   <PREFIX>COPY_US=n    each host-to-device copy holds its stream n
+//   KLE_STANDIN_COPY_US=n    each host-to-device copy holds its stream n
 //                        microseconds longer (0 .. 10000000)
-//   <PREFIX>SYNC_NOISE=LOW:HIGH:PERIOD_MS
+//   KLE_STANDIN_SYNC_NOISE=LOW:HIGH:PERIOD_MS
 //                        each stream synchronize waits an extra LOW or HIGH
 //                        microseconds (LOW <= HIGH, each at most 10000000;
 //                        PERIOD_MS from 1 to 10000000); the choice is
@@ -13,7 +13,7 @@
 //                        milliseconds (uniform in
 //                        [PERIOD_MS/2, 3*PERIOD_MS/2]): a bimodal host, like
 //                        the H200 VM of docs/results/2026-11-30-h200-1b0682d.md
-//   <PREFIX>WAKEUP_US=LOW:HIGH:PERIOD_MS
+//   KLE_STANDIN_WAKEUP_US=LOW:HIGH:PERIOD_MS
 //                        the wake-up of a wait that sleeps under blocking
 //                        scheduling: it returns LOW or HIGH microseconds
 //                        after the work it waited for completed (same form

@@ -62,7 +62,7 @@ static std::string baseName(const std::string &Name) {
 // _SEED) and the front's own.
 Config &cfg() {
   static Config *C = [] {
-    standin::init("kle-standin", "KLE_STANDIN_", parseResult, baseName);
+    standin::init("kle-standin", "KLE_CUDA_STANDIN_", parseResult, baseName);
     standin::setStatsNames(standin::StatsNames::Exported);
     standin::plantedInit(); // COPY_US, SYNC_NOISE (malformed: exit 2)
     Config *C = new Config();

@@ -80,7 +80,7 @@ namespace cuda_standin {
 // Configuration (environment)
 //===----------------------------------------------------------------------===//
 
-// The CUDA front's own settings (KLE_STANDIN_DEVICES, and the contract's
+// The CUDA front's own settings (KLE_CUDA_STANDIN_DEVICES, and the contract's
 // _EXPECT, _KLE_SIZE, _KLE_LAYOUT); the shared ones (delays, faults, stats,
 // exit status, verbose, seed) are the core's: standin::cfg().
 struct Config {

@@ -36,7 +36,7 @@ KleConfig kleConfigFromEnv() {
   uint64_t N;
   if (standin::envNumber("KLE_SIZE", 1, 4096, N, "1..4096 bytes"))
     C.KleSize = N;
-  if (const char *E = standin::env("KLE_LAYOUT")) {
+  if (const char *E = standin::frontEnv("KLE_LAYOUT")) {
     if (std::string(E) == "llvm22" || std::string(E) == "none")
       C.Llvm22Layout = std::string(E) == "llvm22";
     else

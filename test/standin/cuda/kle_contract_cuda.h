@@ -34,7 +34,7 @@ struct KleConfig {
   bool Llvm22Layout = true;
 };
 
-/// Reads KLE_STANDIN_KLE_SIZE and _KLE_LAYOUT (core::init must have run).
+/// Reads KLE_CUDA_STANDIN_KLE_SIZE and _KLE_LAYOUT (core::init must have run).
 KleConfig kleConfigFromEnv();
 
 /// At the enqueue of a write of [Lo, Lo+N) into \p Dst on \p S (null: a

@@ -4,8 +4,8 @@
 For each stand-in (cuda, hsa), lifecycle program (sync.c, nowait.c,
 threads.c, pause.c and fork.c in test/standin/lifecycle/Inputs) and KLE
 transport, one clean run
-records the calls per driver entry point (KLE_STANDIN_STATS_FILE /
-KLE_HSA_STANDIN_STATS_FILE). Then every entry point that was called fails
+records the calls per driver entry point (KLE_STANDIN_STATS_FILE, one
+name for both). Then every entry point that was called fails
 once at each distinct position of its calls (1, 2, 3, the middle one as
 steady state, the last), one run per position and transport, and each run
 is classified:
@@ -44,16 +44,17 @@ PROGRAMS_DIR = os.path.join(STANDIN, "lifecycle", "Inputs")  # the driver-neutra
 TRANSPORTS = ["zerocopy", "resident", "staged", "copy"]
 PROGRAMS = ["sync", "nowait", "threads", "pause", "fork"]
 
-# Per stand-in: env prefix, lib dir under the build, offload arch, the failure
-# status injected, output prefix, and the live-line pattern at exit.
+# Per stand-in (both read the shared KLE_STANDIN_ knobs): lib dir under the
+# build, offload arch, the failure status injected, output prefix, and the
+# other stand-in's knob that keeps it out of the way.
 FRONTS = {
-    "cuda": dict(prefix="KLE_STANDIN_", lib="test/cuda-standin/lib", arch="sm_90",
+    "cuda": dict(lib="test/cuda-standin/lib", arch="sm_90",
                  code="CUDA_ERROR_UNKNOWN", say="kle-standin: ",
                  other="KLE_HSA_STANDIN_DEVICES=0",
                  src=os.path.join(STANDIN, "cuda")),
-    "hsa": dict(prefix="KLE_HSA_STANDIN_", lib="test/hsa-standin/lib", arch="gfx90a",
+    "hsa": dict(lib="test/hsa-standin/lib", arch="gfx90a",
                 code="HSA_STATUS_ERROR_OUT_OF_RESOURCES", say="kle-hsa-standin: ",
-                other="KLE_STANDIN_DEVICES=0",
+                other="KLE_CUDA_STANDIN_DEVICES=0",
                 src=os.path.join(STANDIN, "hsa")),
 }
 
@@ -146,7 +147,7 @@ class Runner:
         f = FRONTS[front]
         e = dict(os.environ)
         for k in list(e):
-            if k.startswith(("KLE_STANDIN_", "KLE_HSA_STANDIN_", "LIBOMPTARGET_")) or \
+            if k.startswith(("KLE_STANDIN_", "KLE_CUDA_STANDIN_", "KLE_HSA_STANDIN_", "LIBOMPTARGET_")) or \
                     k == "OMP_TARGET_OFFLOAD":
                 del e[k]
         e["LD_LIBRARY_PATH"] = os.path.join(self.build, f["lib"]) + \
@@ -273,7 +274,7 @@ def main():
             for t in transports:
                 stats = os.path.join(R.work, "%s.%s.%s.stats" % (front, prog, t))
                 rc, out, s = R.run(front, exe, {"LIBOMPTARGET_KLE_TRANSPORT": t,
-                                                f["prefix"] + "STATS_FILE": stats},
+                                                "KLE_STANDIN_STATS_FILE": stats},
                                    a.min_timeout * 5)
                 cl = classify(front, None, rc, out, 0)
                 if cl != "completed":
@@ -309,7 +310,7 @@ def main():
                         if only and only[entry] and p not in only[entry]:
                             continue
                         extra = {"LIBOMPTARGET_KLE_TRANSPORT": t,
-                                 f["prefix"] + "FAIL": "%s:%d:%s" % (entry, p, f["code"])}
+                                 "KLE_STANDIN_FAIL": "%s:%d:%s" % (entry, p, f["code"])}
                         lim = max(a.min_timeout, 20 * base_s[t])
                         jobs.append(((front, prog, entry, p, n, t),
                                      pool.submit(R.run, front, exe, extra, lim)))

@@ -180,7 +180,7 @@ EXPORT hsa_status_t hsa_amd_memory_pool_allocate(hsa_amd_memory_pool_t P, size_t
           : P.handle == POOL_HOST_FINE ? K_FINE
           : P.handle == POOL_HOST_KERNARG ? K_KERNARG : K_HOST_COARSE;
   // Per-pool pseudo entries, so that a fault can target one pool:
-  // KLE_HSA_STANDIN_FAIL=hsa_amd_memory_pool_allocate@fine:1+:... .
+  // KLE_STANDIN_FAIL=hsa_amd_memory_pool_allocate@fine:1+:... .
   static EntryStat *PerPool[K_COUNT] = {
       registerEntry("hsa_amd_memory_pool_allocate@device"),
       registerEntry("hsa_amd_memory_pool_allocate@fine"),

@@ -2,15 +2,11 @@
 // synchronisation between them, in two rounds over different data.
 // REQUIRES: cuda-standin || hsa-standin
 // RUN: %if cuda-standin %{ %clang-sm90 %s -o %t.cuda %}
-// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=0:200 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,ZEROCOPY %s %}
-// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=0:200 LIBOMPTARGET_KLE_TRANSPORT=staged KLE_STANDIN_EXPECT=staged LIBOMPTARGET_KLE_STATS=1 %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,STAGED %s %}
-// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=0:200 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,COPY %s %}
-// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=0:200 KLE_STANDIN_EXPECT=resident %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
+// RUN: %if cuda-standin %{ %cuda-each -x resident -s @=32,rest=0,host_ns=+ KLE_STANDIN_DELAY_US=0:200 %t.cuda %}
+// RUN: %if cuda-standin %{ %cuda-run KLE_STANDIN_DELAY_US=0:200 KLE_STANDIN_EXPECT=resident %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
 // RUN: %if hsa-standin %{ %clang-gfx90a %s -o %t.hsa %}
-// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=0:200 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_HSA_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,ZEROCOPY %s %}
-// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=0:200 LIBOMPTARGET_KLE_TRANSPORT=staged KLE_HSA_STANDIN_EXPECT=staged LIBOMPTARGET_KLE_STATS=1 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,STAGED %s %}
-// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=0:200 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_HSA_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,COPY %s %}
-// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=0:200 KLE_HSA_STANDIN_EXPECT=resident %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
+// RUN: %if hsa-standin %{ %hsa-each -x resident -s @=32,rest=0,host_ns=+ KLE_STANDIN_DELAY_US=0:200 %t.hsa %}
+// RUN: %if hsa-standin %{ %hsa-run KLE_STANDIN_DELAY_US=0:200 KLE_STANDIN_EXPECT=resident %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
 #include <stdio.h>
 #define N 4096
 int main(void) {
@@ -33,12 +29,9 @@ int main(void) {
 }
 // CHECK-NOT: VIOLATION
 // CHECK: done
-// ZEROCOPY: omptarget KLE stats: device 0: launches copy=0 staged=0 zerocopy=32 resident=0; fallbacks PoolExhausted=0 AllocationFailed=0 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs={{[1-9][0-9]*}}
-// ZEROCOPY-SAME: ; host_ns_per_launch_in_kle_path={{[1-9][0-9]*}}
-// STAGED: omptarget KLE stats: device 0: launches copy=0 staged=32 zerocopy=0 resident=0; fallbacks PoolExhausted=0 AllocationFailed=0 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs={{[1-9][0-9]*}}
-// STAGED-SAME: ; host_ns_per_launch_in_kle_path={{[1-9][0-9]*}}
-// COPY: omptarget KLE stats: device 0: launches copy=32 staged=0 zerocopy=0 resident=0; fallbacks PoolExhausted=0 AllocationFailed=0 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs=0 
-// COPY-SAME: ; host_ns_per_launch_in_kle_path={{[1-9][0-9]*}}
+// ZEROCOPY: ; slabs={{[1-9][0-9]*}}
+// STAGED: ; slabs={{[1-9][0-9]*}}
+// COPY: ; slabs=0 
 // CUDA: kle-standin: live device=0 pinned=0 managed=0
 // CUDA: kle-standin: launches=32 violations=0
 // The HSA stand-in's own report (the gfx90a runs):

@@ -13,13 +13,9 @@
 // (docs/DESIGN.md "Shutdown with launches in flight").
 // REQUIRES: cuda-standin || hsa-standin
 // RUN: %if cuda-standin %{ %clang-sm90 %s -o %t.cuda %}
-// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,ZC %s %}
-// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=resident KLE_STANDIN_EXPECT=resident LIBOMPTARGET_KLE_STATS=1 %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,RES %s %}
-// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,COPY %s %}
+// RUN: %if cuda-standin %{ %cuda-each -x staged KLE_STANDIN_DELAY_US=100000:200000 %t.cuda %}
 // RUN: %if hsa-standin %{ %clang-gfx90a %s -o %t.hsa %}
-// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_HSA_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,ZC %s %}
-// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=resident KLE_HSA_STANDIN_EXPECT=resident LIBOMPTARGET_KLE_STATS=1 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,RES %s %}
-// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_HSA_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,COPY %s %}
+// RUN: %if hsa-standin %{ %hsa-each -x staged KLE_STANDIN_DELAY_US=100000:200000 %t.hsa %}
 #include <stdio.h>
 #include <stdlib.h>
 int main(void) {
@@ -44,8 +40,8 @@ int main(void) {
 // CHECK-NOT: VIOLATION
 // CHECK: exiting inside the parallel region
 // CHECK-NOT: unreachable
-// ZC: omptarget KLE stats: device 0: launches copy=0 staged=0 zerocopy=4 resident=0; {{.*}} outstanding_at_deinit=0
-// RES: omptarget KLE stats: device 0: launches copy=0 staged=0 zerocopy=0 resident=4; {{.*}} outstanding_at_deinit=0
+// ZEROCOPY: omptarget KLE stats: device 0: launches copy=0 staged=0 zerocopy=4 resident=0; {{.*}} outstanding_at_deinit=0
+// RESIDENT: omptarget KLE stats: device 0: launches copy=0 staged=0 zerocopy=0 resident=4; {{.*}} outstanding_at_deinit=0
 // COPY: omptarget KLE stats: device 0: launches copy=4 staged=0 zerocopy=0 resident=0; {{.*}} outstanding_at_deinit=0
 // CUDA: kle-standin: live device=0 pinned=0 managed=0
 // CUDA: kle-standin: launches=4 violations=0

@@ -22,17 +22,13 @@
 // RUN: %if cuda-standin %{ %clang-sm90 -fPIC -shared %S/Inputs/exit_pending_dlopen_lib.c -o %t.cuda.so %}
 // RUN: %if cuda-standin %{ %clang-sm90 %s -o %t.cuda -ldl %}
 // RUN: %if cuda-standin %{ %clang-nooffload -DLINKED %s %t.cuda.so -o %t.cuda.linked %}
-// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=5000:20000 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t.cuda %t.cuda.so 2>&1 | %fcheck --implicit-check-not=VIOLATION --implicit-check-not="omptarget error" --check-prefixes=CHECK,CUDA,ZC %s %}
-// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=5000:20000 LIBOMPTARGET_KLE_TRANSPORT=resident KLE_STANDIN_EXPECT=resident LIBOMPTARGET_KLE_STATS=1 %run %t.cuda %t.cuda.so 2>&1 | %fcheck --implicit-check-not=VIOLATION --implicit-check-not="omptarget error" --check-prefixes=CHECK,CUDA,RES %s %}
-// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=5000:20000 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t.cuda %t.cuda.so 2>&1 | %fcheck --implicit-check-not=VIOLATION --implicit-check-not="omptarget error" --check-prefixes=CHECK,CUDA,COPY %s %}
-// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=5000:20000 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t.cuda.linked 2>&1 | %fcheck --implicit-check-not=VIOLATION --implicit-check-not="omptarget error" --check-prefixes=LINKED,LINKED-CUDA %s %}
+// RUN: %if cuda-standin %{ %cuda-each -x staged --fc=--implicit-check-not=VIOLATION --fc=--implicit-check-not="omptarget error" KLE_STANDIN_DELAY_US=5000:20000 %t.cuda %t.cuda.so %}
+// RUN: %if cuda-standin %{ %cuda-run %as-zerocopy KLE_STANDIN_DELAY_US=5000:20000 %t.cuda.linked 2>&1 | %fcheck --implicit-check-not=VIOLATION --implicit-check-not="omptarget error" --check-prefixes=LINKED,LINKED-CUDA %s %}
 // RUN: %if hsa-standin %{ %clang-gfx90a -fPIC -shared %S/Inputs/exit_pending_dlopen_lib.c -o %t.hsa.so %}
 // RUN: %if hsa-standin %{ %clang-gfx90a %s -o %t.hsa -ldl %}
 // RUN: %if hsa-standin %{ %clang-nooffload -DLINKED %s %t.hsa.so -o %t.hsa.linked %}
-// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=5000:20000 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_HSA_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t.hsa %t.hsa.so 2>&1 | %fcheck --implicit-check-not=VIOLATION --implicit-check-not="omptarget error" --check-prefixes=CHECK,HSA,ZC %s %}
-// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=5000:20000 LIBOMPTARGET_KLE_TRANSPORT=resident KLE_HSA_STANDIN_EXPECT=resident LIBOMPTARGET_KLE_STATS=1 %run %t.hsa %t.hsa.so 2>&1 | %fcheck --implicit-check-not=VIOLATION --implicit-check-not="omptarget error" --check-prefixes=CHECK,HSA,RES %s %}
-// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=5000:20000 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_HSA_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t.hsa %t.hsa.so 2>&1 | %fcheck --implicit-check-not=VIOLATION --implicit-check-not="omptarget error" --check-prefixes=CHECK,HSA,COPY %s %}
-// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=5000:20000 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_HSA_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t.hsa.linked 2>&1 | %fcheck --implicit-check-not=VIOLATION --implicit-check-not="omptarget error" --check-prefixes=LINKED,LINKED-HSA %s %}
+// RUN: %if hsa-standin %{ %hsa-each -x staged --fc=--implicit-check-not=VIOLATION --fc=--implicit-check-not="omptarget error" KLE_STANDIN_DELAY_US=5000:20000 %t.hsa %t.hsa.so %}
+// RUN: %if hsa-standin %{ %hsa-run %as-zerocopy KLE_STANDIN_DELAY_US=5000:20000 %t.hsa.linked 2>&1 | %fcheck --implicit-check-not=VIOLATION --implicit-check-not="omptarget error" --check-prefixes=LINKED,LINKED-HSA %s %}
 #include <dlfcn.h>
 #include <stdio.h>
 #ifdef LINKED
@@ -64,8 +60,8 @@ int main(int argc, char **argv) {
 }
 #endif
 // CHECK: main returns with the library's regions pending
-// ZC: omptarget KLE stats: device 0: launches copy=0 staged=0 zerocopy=9 resident=0; {{.*}} outstanding_at_deinit=0
-// RES: omptarget KLE stats: device 0: launches copy=0 staged=0 zerocopy=0 resident=9; {{.*}} outstanding_at_deinit=0
+// ZEROCOPY: omptarget KLE stats: device 0: launches copy=0 staged=0 zerocopy=9 resident=0; {{.*}} outstanding_at_deinit=0
+// RESIDENT: omptarget KLE stats: device 0: launches copy=0 staged=0 zerocopy=0 resident=9; {{.*}} outstanding_at_deinit=0
 // COPY: omptarget KLE stats: device 0: launches copy=9 staged=0 zerocopy=0 resident=0; {{.*}} outstanding_at_deinit=0
 // CUDA: kle-standin: live device=0 pinned=0 managed=0
 // CUDA: kle-standin: launches=9 violations=0

@@ -22,14 +22,14 @@
 // the teardown (PluginManager::unregisterLib) as racing with them.
 // UNSUPPORTED: tsan
 // RUN: %if cuda-standin %{ %clang-sm90 %s -o %t.cuda %}
-// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t.cuda other 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
-// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=resident KLE_STANDIN_EXPECT=resident LIBOMPTARGET_KLE_STATS=1 %run %t.cuda if0 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
-// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t.cuda deferred 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
-// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=1000000:2000000 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t.cuda other 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
+// RUN: %if cuda-standin %{ %cuda-run %as-zerocopy KLE_STANDIN_DELAY_US=100000:200000 %t.cuda other 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
+// RUN: %if cuda-standin %{ %cuda-run %as-resident KLE_STANDIN_DELAY_US=100000:200000 %t.cuda if0 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
+// RUN: %if cuda-standin %{ %cuda-run %as-copy KLE_STANDIN_DELAY_US=100000:200000 %t.cuda deferred 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
+// RUN: %if cuda-standin %{ %cuda-run %as-zerocopy KLE_STANDIN_DELAY_US=1000000:2000000 %t.cuda other 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
 // RUN: %if hsa-standin %{ %clang-gfx90a %s -o %t.hsa %}
-// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_HSA_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t.hsa other 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
-// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=resident KLE_HSA_STANDIN_EXPECT=resident LIBOMPTARGET_KLE_STATS=1 %run %t.hsa if0 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
-// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=100000:200000 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_HSA_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t.hsa deferred 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
+// RUN: %if hsa-standin %{ %hsa-run %as-zerocopy KLE_STANDIN_DELAY_US=100000:200000 %t.hsa other 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
+// RUN: %if hsa-standin %{ %hsa-run %as-resident KLE_STANDIN_DELAY_US=100000:200000 %t.hsa if0 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
+// RUN: %if hsa-standin %{ %hsa-run %as-copy KLE_STANDIN_DELAY_US=100000:200000 %t.hsa deferred 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

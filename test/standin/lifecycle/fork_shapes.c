@@ -17,15 +17,15 @@
 // on a queue lock a parent thread held at the fork (2 of 10 runs).
 // REQUIRES: cuda-standin || hsa-standin
 // RUN: %if cuda-standin %{ %clang-sm90 %s -o %t.cuda %}
-// RUN: %if cuda-standin %{ %standin-env %run %t.cuda sync 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,CUDA8,CUDA-EXIT %s %}
-// RUN: %if cuda-standin %{ %standin-env %run %t.cuda nowait 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,CUDA12,CUDA-EXIT %s %}
-// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=2000:5000 %run %t.cuda inflight 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,CUDA12,CUDA-EXIT %s %}
-// RUN: %if cuda-standin %{ %standin-env %run %t.cuda offload 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,CUDA12,CUDA-OFFLOAD %s %}
+// RUN: %if cuda-standin %{ %cuda-run %t.cuda sync 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,CUDA8,CUDA-EXIT %s %}
+// RUN: %if cuda-standin %{ %cuda-run %t.cuda nowait 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,CUDA12,CUDA-EXIT %s %}
+// RUN: %if cuda-standin %{ %cuda-run KLE_STANDIN_DELAY_US=2000:5000 %t.cuda inflight 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,CUDA12,CUDA-EXIT %s %}
+// RUN: %if cuda-standin %{ %cuda-run %t.cuda offload 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,CUDA12,CUDA-OFFLOAD %s %}
 // RUN: %if hsa-standin %{ %clang-gfx90a %s -o %t.hsa %}
-// RUN: %if hsa-standin %{ %hsa-env %run %t.hsa sync 2>&1 | %fcheck --check-prefixes=CHECK,HSA,HSA8,HSA-EXIT %s %}
-// RUN: %if hsa-standin %{ %hsa-env %run %t.hsa nowait 2>&1 | %fcheck --check-prefixes=CHECK,HSA,HSA12,HSA-EXIT %s %}
-// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=2000:5000 %run %t.hsa inflight 2>&1 | %fcheck --check-prefixes=CHECK,HSA,HSA12,HSA-EXIT %s %}
-// RUN: %if hsa-standin %{ %hsa-env %run %t.hsa offload 2>&1 | %fcheck --check-prefixes=CHECK,HSA,HSA12,HSA-OFFLOAD %s %}
+// RUN: %if hsa-standin %{ %hsa-run %t.hsa sync 2>&1 | %fcheck --check-prefixes=CHECK,HSA,HSA8,HSA-EXIT %s %}
+// RUN: %if hsa-standin %{ %hsa-run %t.hsa nowait 2>&1 | %fcheck --check-prefixes=CHECK,HSA,HSA12,HSA-EXIT %s %}
+// RUN: %if hsa-standin %{ %hsa-run KLE_STANDIN_DELAY_US=2000:5000 %t.hsa inflight 2>&1 | %fcheck --check-prefixes=CHECK,HSA,HSA12,HSA-EXIT %s %}
+// RUN: %if hsa-standin %{ %hsa-run %t.hsa offload 2>&1 | %fcheck --check-prefixes=CHECK,HSA,HSA12,HSA-OFFLOAD %s %}
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,13 +6,11 @@
 // reduction buffer), only synchronize() does.
 // REQUIRES: cuda-standin || hsa-standin
 // RUN: %if cuda-standin %{ %clang-sm90 %s -o %t.cuda %}
-// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=0:5 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,ZEROCOPY %s %}
-// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=0:5 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,COPY %s %}
-// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=0:5 KLE_STANDIN_EXPECT=resident %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
+// RUN: %if cuda-standin %{ %cuda-each -t zerocopy,copy -s @=10000,rest=0 KLE_STANDIN_DELAY_US=0:5 %t.cuda %}
+// RUN: %if cuda-standin %{ %cuda-run KLE_STANDIN_DELAY_US=0:5 KLE_STANDIN_EXPECT=resident %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
 // RUN: %if hsa-standin %{ %clang-gfx90a %s -o %t.hsa %}
-// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=0:5 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_HSA_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,ZEROCOPY %s %}
-// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=0:5 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_HSA_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,COPY %s %}
-// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=0:5 KLE_HSA_STANDIN_EXPECT=resident %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
+// RUN: %if hsa-standin %{ %hsa-each -t zerocopy,copy -s @=10000,rest=0 KLE_STANDIN_DELAY_US=0:5 %t.hsa %}
+// RUN: %if hsa-standin %{ %hsa-run KLE_STANDIN_DELAY_US=0:5 KLE_STANDIN_EXPECT=resident %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
 #include <stdio.h>
 #define N 256
 int main(void) {
@@ -32,8 +30,8 @@ int main(void) {
 }
 // CHECK-NOT: VIOLATION
 // CHECK: done
-// ZEROCOPY: omptarget KLE stats: device 0: launches copy=0 staged=0 zerocopy=10000 resident=0; fallbacks PoolExhausted=0 AllocationFailed=0 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs={{[1-9][0-9]*}}
-// COPY: omptarget KLE stats: device 0: launches copy=10000 staged=0 zerocopy=0 resident=0; fallbacks PoolExhausted=0 AllocationFailed=0 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs=0 
+// ZEROCOPY: ; slabs={{[1-9][0-9]*}}
+// COPY: ; slabs=0 
 // CUDA: kle-standin: live device=0 pinned=0 managed=0 (bytes device=0 pinned=0 managed=0) at=cuDevicePrimaryCtxRelease
 // CUDA-NEXT: kle-standin: peak device={{[0-9]?[0-9]?[0-9]}} pinned={{[0-9]?[0-9]?[0-9]}} managed=0
 // CUDA-NEXT: kle-standin: launches=10000 violations=0

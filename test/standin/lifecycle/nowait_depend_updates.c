@@ -13,15 +13,9 @@
 // reduction buffer), + 4 KLE copies (staged, copy).
 // REQUIRES: cuda-standin || hsa-standin
 // RUN: %if cuda-standin %{ %clang-sm90 %s -o %t.cuda %}
-// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_STATS=1 KLE_STANDIN_DELAY_US=50:300 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,CUDA-ZEROCOPY %s %}
-// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_STATS=1 KLE_STANDIN_DELAY_US=50:300 LIBOMPTARGET_KLE_TRANSPORT=staged KLE_STANDIN_EXPECT=staged %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,CUDA-STAGED %s %}
-// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_STATS=1 KLE_STANDIN_DELAY_US=50:300 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_STANDIN_EXPECT=copy %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,CUDA-COPY %s %}
-// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_STATS=1 KLE_STANDIN_DELAY_US=50:300 LIBOMPTARGET_KLE_TRANSPORT=resident KLE_STANDIN_EXPECT=resident %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,CUDA-RESIDENT %s %}
+// RUN: %if cuda-standin %{ %cuda-each -p CHECK,CUDA,CUDA-@ KLE_STANDIN_STATS=1 KLE_STANDIN_DELAY_US=50:300 %t.cuda %}
 // RUN: %if hsa-standin %{ %clang-gfx90a %s -o %t.hsa %}
-// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_STATS=1 KLE_HSA_STANDIN_DELAY_US=50:300 LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_HSA_STANDIN_EXPECT=zerocopy %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,HSA-ZEROCOPY %s %}
-// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_STATS=1 KLE_HSA_STANDIN_DELAY_US=50:300 LIBOMPTARGET_KLE_TRANSPORT=staged KLE_HSA_STANDIN_EXPECT=staged %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,HSA-STAGED %s %}
-// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_STATS=1 KLE_HSA_STANDIN_DELAY_US=50:300 LIBOMPTARGET_KLE_TRANSPORT=copy KLE_HSA_STANDIN_EXPECT=copy %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,HSA-COPY %s %}
-// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_STATS=1 KLE_HSA_STANDIN_DELAY_US=50:300 LIBOMPTARGET_KLE_TRANSPORT=resident KLE_HSA_STANDIN_EXPECT=resident %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,HSA-RESIDENT %s %}
+// RUN: %if hsa-standin %{ %hsa-each -p CHECK,HSA,HSA-@ KLE_STANDIN_STATS=1 KLE_STANDIN_DELAY_US=50:300 %t.hsa %}
 #include <stdio.h>
 #define N 1024
 static int a[N];

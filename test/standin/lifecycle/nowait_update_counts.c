@@ -5,15 +5,9 @@
 // polling it: 19 to 3,094 copies for one update, up to 4,096 streams.
 // REQUIRES: cuda-standin || hsa-standin
 // RUN: %if cuda-standin %{ %clang-sm90 %s -o %t.cuda %}
-// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=200:400 KLE_STANDIN_STATS=1 LIBOMPTARGET_KLE_TRANSPORT=zerocopy %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
-// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=200:400 KLE_STANDIN_STATS=1 LIBOMPTARGET_KLE_TRANSPORT=staged %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
-// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=200:400 KLE_STANDIN_STATS=1 LIBOMPTARGET_KLE_TRANSPORT=copy %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
-// RUN: %if cuda-standin %{ %standin-env KLE_STANDIN_DELAY_US=200:400 KLE_STANDIN_STATS=1 LIBOMPTARGET_KLE_TRANSPORT=resident %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
+// RUN: %if cuda-standin %{ %cuda-each -p CHECK,CUDA KLE_STANDIN_DELAY_US=200:400 KLE_STANDIN_STATS=1 %t.cuda %}
 // RUN: %if hsa-standin %{ %clang-gfx90a %s -o %t.hsa %}
-// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=200:400 KLE_HSA_STANDIN_STATS=1 LIBOMPTARGET_KLE_TRANSPORT=zerocopy %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
-// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=200:400 KLE_HSA_STANDIN_STATS=1 LIBOMPTARGET_KLE_TRANSPORT=staged %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
-// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=200:400 KLE_HSA_STANDIN_STATS=1 LIBOMPTARGET_KLE_TRANSPORT=copy %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
-// RUN: %if hsa-standin %{ %hsa-env KLE_HSA_STANDIN_DELAY_US=200:400 KLE_HSA_STANDIN_STATS=1 LIBOMPTARGET_KLE_TRANSPORT=resident %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
+// RUN: %if hsa-standin %{ %hsa-each -p CHECK,HSA KLE_STANDIN_DELAY_US=200:400 KLE_STANDIN_STATS=1 %t.hsa %}
 #include <stdio.h>
 #define N 4096
 static int x[N];

@@ -13,19 +13,19 @@
 // The scalar kernel needs 8 B x 1024 = 8 KiB, the array kernel 32 KiB; with
 // LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT below 32 KiB only the scalar kernel's
 // buffer is kept (peak 8 KiB) and the array kernel's goes per launch.
-// RUN: %if cuda-standin %{ %standin-env LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_INFO=32 %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,REUSE,PEAK32 %s %}
-// RUN: %if cuda-standin %{ %standin-env LIBOMPTARGET_KLE_TRANSPORT=staged KLE_STANDIN_EXPECT=staged LIBOMPTARGET_KLE_STATS=1 %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,PEAK32 %s %}
-// RUN: %if cuda-standin %{ %standin-env LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT=16384 %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,PEAK8 %s %}
-// RUN: %if cuda-standin %{ %standin-env LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT=0 %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,PEAK0 %s %}
-// RUN: %if cuda-standin %{ %standin-env LIBOMPTARGET_KLE_TRANSPORT=zerocopy LIBOMPTARGET_KLE_STATS=1 LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT=lots %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,BADLIMIT,PEAK32 %s %}
-// RUN: %if cuda-standin %{ %standin-env LIBOMPTARGET_KLE_TRANSPORT=copy KLE_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,PEAK0 %s %}
+// RUN: %if cuda-standin %{ %cuda-run %use-zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_INFO=32 %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,REUSE,PEAK32 %s %}
+// RUN: %if cuda-standin %{ %cuda-run %as-staged %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,PEAK32 %s %}
+// RUN: %if cuda-standin %{ %cuda-run %as-zerocopy LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT=16384 %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,PEAK8 %s %}
+// RUN: %if cuda-standin %{ %cuda-run %as-zerocopy LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT=0 %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,PEAK0 %s %}
+// RUN: %if cuda-standin %{ %cuda-run %use-zerocopy LIBOMPTARGET_KLE_STATS=1 LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT=lots %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,BADLIMIT,PEAK32 %s %}
+// RUN: %if cuda-standin %{ %cuda-run %as-copy %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,PEAK0 %s %}
 // RUN: %if hsa-standin %{ %clang-gfx90a -O2 %s -o %t.hsa %}
-// RUN: %if hsa-standin %{ %hsa-env LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_HSA_STANDIN_EXPECT=zerocopy LIBOMPTARGET_INFO=32 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,REUSE,PEAK32 %s %}
-// RUN: %if hsa-standin %{ %hsa-env LIBOMPTARGET_KLE_TRANSPORT=staged KLE_HSA_STANDIN_EXPECT=staged LIBOMPTARGET_KLE_STATS=1 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,PEAK32 %s %}
-// RUN: %if hsa-standin %{ %hsa-env LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_HSA_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT=16384 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,PEAK8 %s %}
-// RUN: %if hsa-standin %{ %hsa-env LIBOMPTARGET_KLE_TRANSPORT=zerocopy KLE_HSA_STANDIN_EXPECT=zerocopy LIBOMPTARGET_KLE_STATS=1 LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT=0 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,PEAK0 %s %}
-// RUN: %if hsa-standin %{ %hsa-env LIBOMPTARGET_KLE_TRANSPORT=zerocopy LIBOMPTARGET_KLE_STATS=1 LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT=lots %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,BADLIMIT,PEAK32 %s %}
-// RUN: %if hsa-standin %{ %hsa-env LIBOMPTARGET_KLE_TRANSPORT=copy KLE_HSA_STANDIN_EXPECT=copy LIBOMPTARGET_KLE_STATS=1 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,PEAK0 %s %}
+// RUN: %if hsa-standin %{ %hsa-run %use-zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_INFO=32 %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,REUSE,PEAK32 %s %}
+// RUN: %if hsa-standin %{ %hsa-run %as-staged %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,PEAK32 %s %}
+// RUN: %if hsa-standin %{ %hsa-run %as-zerocopy LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT=16384 %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,PEAK8 %s %}
+// RUN: %if hsa-standin %{ %hsa-run %as-zerocopy LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT=0 %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,PEAK0 %s %}
+// RUN: %if hsa-standin %{ %hsa-run %use-zerocopy LIBOMPTARGET_KLE_STATS=1 LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT=lots %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,BADLIMIT,PEAK32 %s %}
+// RUN: %if hsa-standin %{ %hsa-run %as-copy %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,PEAK0 %s %}
 #include <stdio.h>
 
 #define M 4

@@ -7,11 +7,11 @@
 // "resident KLE ... was never written" here (found by a new-user trial).
 // REQUIRES: cuda-standin || hsa-standin
 // RUN: %if cuda-standin %{ %clang-sm90 -O2 %s -o %t.cuda %}
-// RUN: %if cuda-standin %{ %standin-env LIBOMPTARGET_KLE_SLOT_BUFFER_TOTAL=0 LIBOMPTARGET_KLE_TRANSPORT=resident KLE_STANDIN_EXPECT=resident LIBOMPTARGET_KLE_STATS=1 %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
-// RUN: %if cuda-standin %{ %standin-env LIBOMPTARGET_KLE_SLOT_BUFFER_TOTAL=8192 LIBOMPTARGET_KLE_TRANSPORT=resident KLE_STANDIN_EXPECT=resident LIBOMPTARGET_KLE_STATS=1 %run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
+// RUN: %if cuda-standin %{ %cuda-run %as-resident LIBOMPTARGET_KLE_SLOT_BUFFER_TOTAL=0 %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
+// RUN: %if cuda-standin %{ %cuda-run %as-resident LIBOMPTARGET_KLE_SLOT_BUFFER_TOTAL=8192 %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
 // RUN: %if hsa-standin %{ %clang-gfx90a -O2 %s -o %t.hsa %}
-// RUN: %if hsa-standin %{ %hsa-env LIBOMPTARGET_KLE_SLOT_BUFFER_TOTAL=0 LIBOMPTARGET_KLE_TRANSPORT=resident KLE_HSA_STANDIN_EXPECT=resident LIBOMPTARGET_KLE_STATS=1 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
-// RUN: %if hsa-standin %{ %hsa-env LIBOMPTARGET_KLE_SLOT_BUFFER_TOTAL=8192 LIBOMPTARGET_KLE_TRANSPORT=resident KLE_HSA_STANDIN_EXPECT=resident LIBOMPTARGET_KLE_STATS=1 %run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
+// RUN: %if hsa-standin %{ %hsa-run %as-resident LIBOMPTARGET_KLE_SLOT_BUFFER_TOTAL=0 %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
+// RUN: %if hsa-standin %{ %hsa-run %as-resident LIBOMPTARGET_KLE_SLOT_BUFFER_TOTAL=8192 %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
 #include <omp.h>
 #include <stdio.h>
 int main(void) {

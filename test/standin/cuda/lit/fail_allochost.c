@@ -3,7 +3,7 @@
 // all, as upstream).  The program completes with no violations.
 // REQUIRES: cuda-standin
 // RUN: %clang-sm90 %s -o %t
-// RUN: %standin-env KLE_STANDIN_FAIL=cuMemAllocHost:1+:2 %run %t 2>&1 | %fcheck %s
+// RUN: %cuda-run KLE_STANDIN_FAIL=cuMemAllocHost:1+:2 %t 2>&1 | %fcheck %s
 #include <stdio.h>
 #define N 1024
 int main(void) {

@@ -8,9 +8,9 @@
 // Found by a new-user trial. Copy allocates no pinned slabs: not run.
 // REQUIRES: cuda-standin
 // RUN: %clang-sm90 %s -o %t
-// RUN: %standin-env KLE_STANDIN_FAIL=cuMemFreeHost:1:1 LIBOMPTARGET_KLE_TRANSPORT=zerocopy %run %t 2>&1 | %fcheck %s
-// RUN: %standin-env KLE_STANDIN_FAIL=cuMemFreeHost:1:1 LIBOMPTARGET_KLE_TRANSPORT=resident %run %t 2>&1 | %fcheck %s
-// RUN: %standin-env KLE_STANDIN_FAIL=cuMemFreeHost:1:1 LIBOMPTARGET_KLE_TRANSPORT=staged %run %t 2>&1 | %fcheck %s
+// RUN: %cuda-run KLE_STANDIN_FAIL=cuMemFreeHost:1:1 %use-zerocopy %t 2>&1 | %fcheck %s
+// RUN: %cuda-run KLE_STANDIN_FAIL=cuMemFreeHost:1:1 %use-resident %t 2>&1 | %fcheck %s
+// RUN: %cuda-run KLE_STANDIN_FAIL=cuMemFreeHost:1:1 %use-staged %t 2>&1 | %fcheck %s
 #include <stdio.h>
 #define N 1024
 int main(void) {

@@ -6,12 +6,8 @@
 // delay must have run when interop use returns.
 // REQUIRES: cuda-standin
 // RUN: %clang-sm90 %s -ldl -o %t
-// RUN: sh -c 'for t in %kle-transports; do \
-// RUN:   %standin-env LIBOMPTARGET_KLE_TRANSPORT=$t KLE_STANDIN_DELAY_US=200000:200000 \
-// RUN:     KLE_STANDIN_STATS_FILE=%t.$t.stats %run %t > %t.$t.out 2>&1 || { cat %t.$t.out; exit 1; }; \
-// RUN:   %fcheck %s < %t.$t.out || exit 1; \
-// RUN:   %fcheck --check-prefix=STATS %s < %t.$t.stats || exit 1; \
-// RUN: done'
+// RUN: %cuda-each -p CHECK KLE_STANDIN_DELAY_US=200000:200000 KLE_STANDIN_STATS_FILE=%t.{t}.stats %t
+// RUN: %each-transport -c %s -p STATS cat %t.{t}.stats
 #include <dlfcn.h>
 #include <omp.h>
 #include <stdio.h>

@@ -15,24 +15,22 @@
 // HSA stand-in reports no free-memory figure to measure it with).
 // REQUIRES: cuda-standin
 // RUN: %clang-sm90 -O2 %s -o %t -ldl
-// RUN: %standin-env KLE_STANDIN_KERNEL_US=2000 LIBOMPTARGET_KLE_TRANSPORT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck %s
-// RUN: %standin-env KLE_STANDIN_KERNEL_US=2000 LIBOMPTARGET_KLE_TRANSPORT=resident LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck %s
-// RUN: %standin-env KLE_STANDIN_KERNEL_US=2000 LIBOMPTARGET_KLE_TRANSPORT=staged LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck %s
-// RUN: %standin-env KLE_STANDIN_KERNEL_US=2000 LIBOMPTARGET_KLE_TRANSPORT=copy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck %s
-// RUN: %standin-env KLE_STANDIN_KERNEL_US=2000 LIBOMPTARGET_KLE_TRANSPORT=zerocopy LIBOMPTARGET_INFO=32 %run %t 256 2>&1 | %fcheck --check-prefixes=TIGHT,RECLAIM %s
-// RUN: %standin-env KLE_STANDIN_KERNEL_US=2000 LIBOMPTARGET_KLE_TRANSPORT=resident LIBOMPTARGET_INFO=32 %run %t 256 2>&1 | %fcheck --check-prefixes=TIGHT,RECLAIM %s
-// RUN: %standin-env KLE_STANDIN_KERNEL_US=2000 LIBOMPTARGET_KLE_TRANSPORT=staged LIBOMPTARGET_INFO=32 %run %t 256 2>&1 | %fcheck --check-prefixes=TIGHT,RECLAIM %s
-// RUN: %standin-env KLE_STANDIN_KERNEL_US=2000 LIBOMPTARGET_KLE_TRANSPORT=copy %run %t 256 2>&1 | %fcheck --check-prefix=TIGHT %s
+// RUN: %cuda-run KLE_STANDIN_KERNEL_US=2000 %use-zerocopy LIBOMPTARGET_KLE_STATS=1 %t 2>&1 | %fcheck %s
+// RUN: %cuda-run KLE_STANDIN_KERNEL_US=2000 %use-resident LIBOMPTARGET_KLE_STATS=1 %t 2>&1 | %fcheck %s
+// RUN: %cuda-run KLE_STANDIN_KERNEL_US=2000 %use-staged LIBOMPTARGET_KLE_STATS=1 %t 2>&1 | %fcheck %s
+// RUN: %cuda-run KLE_STANDIN_KERNEL_US=2000 %use-copy LIBOMPTARGET_KLE_STATS=1 %t 2>&1 | %fcheck %s
+// RUN: %cuda-each -x copy -p TIGHT,RECLAIM KLE_STANDIN_KERNEL_US=2000 LIBOMPTARGET_INFO=32 %t 256
+// RUN: %cuda-run KLE_STANDIN_KERNEL_US=2000 %use-copy %t 256 2>&1 | %fcheck --check-prefix=TIGHT %s
 // After the buffers were given back, resident slots rewrite their KLE with
 // the new buffer: a second burst under resident still computes, and the
 // stand-in checks every launch's placement and KLE bytes.
-// RUN: %standin-env KLE_STANDIN_KERNEL_US=2000 LIBOMPTARGET_KLE_TRANSPORT=resident KLE_STANDIN_EXPECT=resident LIBOMPTARGET_KLE_STATS=1 %run %t 256 again 2>&1 | %fcheck --check-prefix=AGAIN %s
+// RUN: %cuda-run %as-resident KLE_STANDIN_KERNEL_US=2000 %t 256 again 2>&1 | %fcheck --check-prefix=AGAIN %s
 // The bound holds exactly: at 128 KiB (two buffers) the peak stays within
 // it however many slots grow at once, where without a bound every slot in use
 // at the peak keeps its own 64 KiB; the launches past the bound allocate per
 // launch.
-// RUN: %standin-env KLE_STANDIN_KERNEL_US=2000 LIBOMPTARGET_KLE_TRANSPORT=zerocopy LIBOMPTARGET_KLE_SLOT_BUFFER_TOTAL=131072 LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefix=BOUND %s
-// RUN: %standin-env KLE_STANDIN_KERNEL_US=2000 LIBOMPTARGET_KLE_TRANSPORT=zerocopy LIBOMPTARGET_KLE_SLOT_BUFFER_TOTAL=1099511627776 LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefix=UNBOUNDED %s
+// RUN: %cuda-run KLE_STANDIN_KERNEL_US=2000 %use-zerocopy LIBOMPTARGET_KLE_SLOT_BUFFER_TOTAL=131072 LIBOMPTARGET_KLE_STATS=1 %t 2>&1 | %fcheck --check-prefix=BOUND %s
+// RUN: %cuda-run KLE_STANDIN_KERNEL_US=2000 %use-zerocopy LIBOMPTARGET_KLE_SLOT_BUFFER_TOTAL=1099511627776 LIBOMPTARGET_KLE_STATS=1 %t 2>&1 | %fcheck --check-prefix=UNBOUNDED %s
 #include <dlfcn.h>
 #include <omp.h>
 #include <stdio.h>

@@ -24,15 +24,11 @@
 // POLL's fail (checked with the previous libomptarget).
 // REQUIRES: cuda-standin
 // RUN: %clang-sm90 %s -ldl -o %t
-// RUN: sh -c 'for t in %kle-transports; do \
-// RUN:   for cfg in POLL:10000000:4096 BLOCK:0:4096 NOSTAGE_POLL:10000000:0 NOSTAGE_BLOCK:0:0; do \
-// RUN:     p=${cfg%%%%:*}; r=${cfg#*:}; \
-// RUN:     %standin-env LIBOMPTARGET_KLE_TRANSPORT=$t LIBOMPTARGET_KLE_STATS=1 \
-// RUN:       LIBOMPTARGET_CUDA_STREAM_BUSYWAIT=${r%%%%:*} LIBOMPTARGET_CUDA_STAGED_COPY_BACK_MAX=${r#*:} \
-// RUN:       KLE_STANDIN_DELAY_US=20000:20000 KLE_STANDIN_WAKEUP_US=60:120:50 \
-// RUN:       %run %t > %t.$t.$p.out 2>&1 || { cat %t.$t.$p.out; exit 1; }; \
-// RUN:     %fcheck --check-prefixes=CHECK,$p %s < %t.$t.$p.out || { echo "transport $t, $p"; exit 1; }; \
-// RUN:   done; \
+// RUN: sh -c 'for cfg in POLL:10000000:4096 BLOCK:0:4096 NOSTAGE_POLL:10000000:0 NOSTAGE_BLOCK:0:0; do \
+// RUN:   p=${cfg%%%%:*}; r=${cfg#*:}; \
+// RUN:   %cuda-each -p CHECK,$p LIBOMPTARGET_CUDA_STREAM_BUSYWAIT=${r%%%%:*} \
+// RUN:     LIBOMPTARGET_CUDA_STAGED_COPY_BACK_MAX=${r#*:} \
+// RUN:     KLE_STANDIN_DELAY_US=20000:20000 KLE_STANDIN_WAKEUP_US=60:120:50 %t || exit 1; \
 // RUN: done'
 #include <dlfcn.h>
 #include <omp.h>

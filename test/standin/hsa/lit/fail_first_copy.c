@@ -3,22 +3,17 @@
 // copy is the 48-byte host-to-device write of the device environment while the
 // image loads (DeviceTy::loadBinary); before patch 0009 its stream slot's
 // signal stayed at 1 and the AsyncInfoTy destructor waited for it forever
-// (the 60 s timeout ends the run with status 124). The second copy, the
+// (the 120 s limit of %hsa-each ends the run with status 124). The second copy, the
 // first map of the target region, is covered too.
 // LIBOMPTARGET_AMDGPU_USE_MULTIPLE_SDMA_ENGINES=true fails every copy in this
 // build ("requires ROCm 5.7"): the same fatal error instead of a hang.
 // REQUIRES: hsa-standin
 // RUN: %clang-gfx90a %s -o %t
-// RUN: sh -c 'for t in %kle-transports; do \
-// RUN:   for f in 1 2; do \
-// RUN:     %hsa-env LIBOMPTARGET_KLE_TRANSPORT=$t KLE_HSA_STANDIN_FAIL=hsa_amd_memory_async_copy:$f:HSA_STATUS_ERROR_OUT_OF_RESOURCES \
-// RUN:       timeout 60 %t > %t.$t.$f 2>&1; echo "status=$?" >> %t.$t.$f; \
-// RUN:     %fcheck --check-prefixes=CHECK,CALL$f %s < %t.$t.$f || { cat %t.$t.$f; exit 1; }; \
-// RUN:   done; \
-// RUN:   %hsa-env LIBOMPTARGET_KLE_TRANSPORT=$t LIBOMPTARGET_AMDGPU_USE_MULTIPLE_SDMA_ENGINES=true \
-// RUN:     timeout 60 %t > %t.$t.sdma 2>&1; echo "status=$?" >> %t.$t.sdma; \
-// RUN:   %fcheck --check-prefix=SDMA %s < %t.$t.sdma || { cat %t.$t.sdma; exit 1; }; \
-// RUN: done'
+// RUN: %hsa-each -p CHECK,CALL1 KLE_STANDIN_FAIL=hsa_amd_memory_async_copy:1:HSA_STATUS_ERROR_OUT_OF_RESOURCES \
+// RUN:   sh -c '%t; echo status=$?'
+// RUN: %hsa-each -p CHECK,CALL2 KLE_STANDIN_FAIL=hsa_amd_memory_async_copy:2:HSA_STATUS_ERROR_OUT_OF_RESOURCES \
+// RUN:   sh -c '%t; echo status=$?'
+// RUN: %hsa-each -p SDMA LIBOMPTARGET_AMDGPU_USE_MULTIPLE_SDMA_ENGINES=true sh -c '%t; echo status=$?'
 #include <stdio.h>
 #define N 1024
 int main(void) {

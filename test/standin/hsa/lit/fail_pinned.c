@@ -6,7 +6,9 @@
 // an earlier one fails a data copy instead, which is not what this tests.
 // REQUIRES: hsa-standin
 // RUN: %clang-gfx90a %s -o %t
-// RUN: %hsa-env KLE_HSA_STANDIN_FAIL=hsa_amd_memory_pool_allocate@fine:4:HSA_STATUS_ERROR_OUT_OF_RESOURCES LIBOMPTARGET_KLE_TRANSPORT=zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck %s
+// RUN: %hsa-run KLE_STANDIN_FAIL=hsa_amd_memory_pool_allocate@fine:4:HSA_STATUS_ERROR_OUT_OF_RESOURCES \
+// RUN:   %use-zerocopy LIBOMPTARGET_KLE_STATS=1 %t 2>&1 \
+// RUN:   | %statcheck copy=8 AllocationFailed=8 rest=0 slabs=0 | %fcheck %s
 #include <stdio.h>
 #define N 1024
 int main(void) {
@@ -25,6 +27,5 @@ int main(void) {
 // CHECK: kle-hsa-standin: injected failure: hsa_amd_memory_pool_allocate@fine call #4 -> 4105
 // CHECK-NOT: VIOLATION
 // CHECK: done
-// CHECK: omptarget KLE stats: device 0: launches copy=8 staged=0 zerocopy=0 resident=0; fallbacks PoolExhausted=0 AllocationFailed=8 RecordReplay=0 ImageABI=0 TransportDisabled=0; slabs=0
 // CHECK: kle-hsa-standin: live device=0 fine=0 kernarg=0 host-coarse=0 locked=0 signals=0 queues=0 executables=0 handlers=0 copies=0
 // CHECK: kle-hsa-standin: launches=8 violations=0

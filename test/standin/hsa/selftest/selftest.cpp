@@ -26,7 +26,7 @@
 //   no barrier-AND packet or copy dependency between them), hb-ok (the same
 //   ordered correctly).
 //
-// KLE_HSA_STANDIN_DELAY_US defaults to 100000:100000 here (set before the
+// KLE_STANDIN_DELAY_US defaults to 100000:100000 here (set before the
 // dlopen), so every dispatch waits 100 ms after its doorbell and every copy
 // 100 ms after its enqueue: the races below happen inside that window
 // deterministically.
@@ -216,7 +216,7 @@ static hsa_status_t agentCb(hsa_agent_t A, void *) {
 }
 
 static void setup() {
-  setenv("KLE_HSA_STANDIN_DELAY_US", "100000:100000", /*overwrite=*/0);
+  setenv("KLE_STANDIN_DELAY_US", "100000:100000", /*overwrite=*/0);
   const char *Path = getenv("KLE_HSA_STANDIN_LIB");
   Lib = dlopen(Path && *Path ? Path : KLE_HSA_STANDIN_LIB, RTLD_NOW | RTLD_LOCAL);
   if (!Lib) {
@@ -398,7 +398,7 @@ int main(int argc, char **argv) {
   // The hb- cases pass device memory as a kernel's second argument: the
   // happens-before check counts argument words only when asked.
   if (C.compare(0, 3, "hb-") == 0)
-    setenv("KLE_HSA_STANDIN_HB_ARGS", "1", 0);
+    setenv("KLE_STANDIN_HB_ARGS", "1", 0);
   setup();
   hsa_signal_t Done = signal(1);
   void *Ka = alloc(KernargPool, 64);
