@@ -167,6 +167,12 @@ static Env setup(const std::vector<char> &Cubin) {
   return E;
 }
 
+// dyn_ptr for a KLE in pinned host memory: its host flag (bit 0,
+// Shared/KLEAbi.h) set, as the plugin sets it.
+static void *hostKLE(void *Slot) {
+  return reinterpret_cast<void *>(reinterpret_cast<uintptr_t>(Slot) | 1);
+}
+
 static CUresult launch(Env &E, void *DynPtr, int X) {
   void *Args[] = {&DynPtr, &X};
   return p_cuLaunchKernel(E.Kern, 1, 1, 1, 32, 1, 1, 0, E.S, Args, nullptr);
@@ -219,7 +225,7 @@ static int caseReduction(const std::vector<char> &Cubin, const std::string &C) {
     Slot->ReductionBuffer = reinterpret_cast<void *>(Buf | 1);
   }
   void *Dyn = C == "red-no-kle" ? reinterpret_cast<void *>(~uintptr_t(0))
-                                : static_cast<void *>(Slot);
+                                : hostKLE(Slot);
   int X = 1;
   void *Args[] = {&Dyn, &X};
   OK(p_cuLaunchKernel(Red, 4, 1, 1, 32, 1, 1, 0, E.S, Args, nullptr));
@@ -302,7 +308,7 @@ static int caseZeroCopy(const std::vector<char> &Cubin, const std::string &C) {
   KLE *Slot = nullptr;
   OK(p_cuMemAllocHost_v2(reinterpret_cast<void **>(&Slot), sizeof(KLE)));
   *Slot = KLE{0, 0, nullptr};
-  OK(launch(E, Slot, 1));
+  OK(launch(E, hostKLE(Slot), 1));
   // The kernel is queued behind a 200 ms delay: it has not run yet.
   CHECK_EQ(p_cuStreamQuery(E.S), CUDA_ERROR_NOT_READY);
   if (C == "overwrite") {

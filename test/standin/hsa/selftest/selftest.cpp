@@ -40,6 +40,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 #include <dlfcn.h>
 #include <elf.h>
 #include <initializer_list>
@@ -287,10 +288,15 @@ static void waitZero(hsa_signal_t S) {
   }
 }
 
+/// The host KLEs this test made (hostKle, zeroCopyKle): dispatchOf sets
+/// dyn_ptr's host flag (bit 0, Shared/KLEAbi.h) for them, as the plugin does.
+static std::set<void *> HostKles;
+
 /// Writes kernargs {DynPtr, Arg1} and publishes one dispatch of \p Kernel.
 static void dispatchOf(uint64_t Kernel, void *Kernarg, void *DynPtr, hsa_signal_t Done,
                        uint16_t Wg, void *Arg1 = nullptr) {
-  uint64_t Args[2] = {reinterpret_cast<uint64_t>(DynPtr), reinterpret_cast<uint64_t>(Arg1)};
+  uint64_t Args[2] = {reinterpret_cast<uint64_t>(DynPtr) | uint64_t(HostKles.count(DynPtr)),
+                      reinterpret_cast<uint64_t>(Arg1)};
   memcpy(Kernarg, Args, sizeof(Args));
   uint64_t I = p_hsa_queue_add_write_index_relaxed(Q, 1);
   auto *P = reinterpret_cast<hsa_kernel_dispatch_packet_t *>(
@@ -339,6 +345,7 @@ static void dispatchRed(void *Kernarg, void *DynPtr, hsa_signal_t Done) {
 static void *hostKle() {
   void *K = alloc(FinePool, 256); // pool allocations are page-aligned: 128-byte aligned
   memset(K, 0, 16);
+  HostKles.insert(K);
   return K;
 }
 
@@ -348,6 +355,7 @@ static void *zeroCopyKle(void *Cnt, void *Red) {
   uint64_t *K = static_cast<uint64_t *>(alloc(FinePool, 256));
   K[0] = reinterpret_cast<uint64_t>(Cnt);
   K[1] = reinterpret_cast<uint64_t>(Red) | 1;
+  HostKles.insert(K);
   return K;
 }
 
