@@ -9,7 +9,7 @@ script splits a lit test into what runs there and what is checked here:
                        line, "<test>\\t<env assignments>\\t<check prefixes>",
                        taken from the tests' RUN lines (the only RUN shapes
                        test/gpu uses: `%clang-gpu ... -o %t [libs]` and
-                       `[env K=V ...] %run %t 2>&1 | %fcheck [--check-prefixes=P] %s`)
+                       `[env K=V|%use-<t> ...] %run %t 2>&1 | %fcheck [--check-prefixes=P] %s`)
   verify PLAN OUTPUT TESTDIR
                        OUTPUT is what bench/gpu/run-gpu.sh wrote: for each plan
                        line, a header "=== <n> <test> rc=<status>" and the
@@ -48,7 +48,10 @@ def runs_of(path):
         words = shlex.split(cmd.replace("2>&1", ""))
         env = []
         if words and words[0] == "env":
-            env = [w for w in words[1:] if "=" in w]
+            # %use-<t> is lit's short form of LIBOMPTARGET_KLE_TRANSPORT=<t>.
+            env = ["LIBOMPTARGET_KLE_TRANSPORT=" + w[len("%use-"):]
+                   if w.startswith("%use-") else w
+                   for w in words[1:] if "=" in w or w.startswith("%use-")]
         if "%run" not in words or "%fcheck" not in check:
             die("%s: unsupported RUN line: %s" % (path, m.group(1)))
         pm = re.search(r"--check-prefix(?:es)?=(\S+)", check)
