@@ -132,7 +132,7 @@ TEST(KLEWaitTest, FailedAllocationBacksOff) {
   Slabs S;
   S.Fail = true;
   auto A = [&](size_t N) { return S.alloc(N); };
-  int X;
+  int X = 0;
   for (int I = 0; I < 5; ++I)
     EXPECT_EQ(C.take(&X, 4, A), nullptr);
   EXPECT_EQ(S.Calls, 1);

@@ -262,15 +262,17 @@ void forkChild() {
   // child goes on once it completed. Nothing in the child waits for that
   // work otherwise (its libomptarget forgets the parent's pending regions),
   // so its exit would free memory the work still reads.
+  // Counted before the child's workers start: nothing else runs yet.
   std::vector<std::pair<Stream *, uint64_t>> Left;
+  size_t Queued = 0;
+  for (Stream *S : workers().Streams) {
+    Left.emplace_back(S, S->Enqueued);
+    Queued += S->Enqueued - std::min(S->Enqueued, S->Completed);
+  }
   for (Stream *S : workers().Streams) {
     S->Work.forget();
     S->Work.start([S] { streamWorker(S); });
-    Left.emplace_back(S, S->Enqueued);
   }
-  size_t Queued = 0;
-  for (auto &[S, Seq] : Left)
-    Queued += Seq - std::min(Seq, S->Completed);
   if (Queued)
     say("%zu operations queued at the fork", Queued);
   size_t Pending = standin::drainAfterFork([&] {

@@ -173,26 +173,11 @@ void forkCollect(std::vector<std::mutex *> &Locks, std::vector<standin::Waker *>
 }
 
 void forkChild() {
-  // The child's own DMA engine, handler thread and queue workers: they run
-  // what was queued or announced at the fork. A callback the parent's handler
-  // thread was running does not run in the child.
-  g().HandlersRunning = 0;
-  if (g().ThreadsStarted) {
-    std::thread(dmaWorker).detach();
-    std::thread(handlerWorker).detach();
-  }
-  for (Queue *Q : g().Queues)
-    if (!Q->Destroyed) {
-      Q->Work.forget();
-      Q->Work.start([Q] { queueWorker(Q); });
-    }
-  // The child goes on once the packets and copies announced at the fork were
-  // processed: nothing in the child waits for them otherwise (its
-  // libomptarget forgets the parent's pending regions), so its exit would
-  // release memory and executables they still use. The signals live at the
-  // fork are the parent's: the child's report leaves out those it never
-  // destroys (the plugin's streams that hold them belong to the parent's
-  // regions).
+  // The signals and queues live at the fork are the parent's: the child's
+  // report leaves out those it never destroys (the plugin's streams that
+  // hold them belong to the parent's regions; a queue a parent thread was
+  // creating at the fork is unknown to the child's plugin). Marked, and
+  // the work queued at the fork counted, before the child's threads start.
   for (auto &[Id, S] : g().Signals)
     if (!S->Destroyed) {
       S->Inherited = true;
@@ -208,7 +193,24 @@ void forkChild() {
         N += Q->Rung.load() - std::min(Q->Rung.load(), Q->Read.load());
     return N;
   };
-  if (size_t Queued = Left())
+  // A callback the parent's handler thread was running does not run here.
+  g().HandlersRunning = 0;
+  size_t Queued = Left();
+  // The child's own DMA engine, handler thread and queue workers: they run
+  // what was queued or announced at the fork, and the child goes on once it
+  // was processed: nothing in the child waits for it otherwise (its
+  // libomptarget forgets the parent's pending regions), so its exit would
+  // release memory and executables it still uses.
+  if (g().ThreadsStarted) {
+    std::thread(dmaWorker).detach();
+    std::thread(handlerWorker).detach();
+  }
+  for (Queue *Q : g().Queues)
+    if (!Q->Destroyed) {
+      Q->Work.forget();
+      Q->Work.start([Q] { queueWorker(Q); });
+    }
+  if (Queued)
     say("%zu packets and copies queued at the fork", Queued);
   if (size_t Pending = standin::drainAfterFork(Left))
     say("%zu packets and copies queued at the fork did not complete in the child", Pending);
