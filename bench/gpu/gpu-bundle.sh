@@ -9,38 +9,17 @@
 #                                       bench/gpu/run-gpu.sh wrote (needs this
 #                                       machine's LLVM tools)
 #
-# The bundle (<= 64 MiB):
-#   run-gpu.sh            bench/gpu/run-gpu.sh, the one-shot script
-#   bin/kle-bench         the benchmark (sm_90 image), built as setup.sh does,
-#                         with the floor (bench/kle-floor.h: its sm_90 cubin
-#                         embedded; checked at build)
-#   bin/kle-bench-syncread
-#                         the same, linked against the nvptx DeviceRTL with the
-#                         synchronous KLE read (target devicertl-syncread-nvptx):
-#                         the baseline of run-gpu.sh's DeviceRTL A/B (issue 19)
-#   bin/zerocopy-read     bench/gpu/zerocopy-read.cu (nvcc, sm_90): the cost of one
-#                         read of mapped host memory, from one and 132 SMs
-#   bin/gpu-tests/<t>     test/gpu's programs, compiled for sm_90
-#   gpu-tests.plan        what run-gpu.sh runs for each (bench/gpu/gpu-tests.py)
-#   lib/                  libomp.so, libomptarget.so.22.1 (CUDA plugin, LLVM
-#                         linked statically: target offload-bundle, patch
-#                         0029) and every other library the binaries need
-#                         beyond the C/C++ runtime and the driver
-#   lib/kernel-timer/     bench/kernel-timer's libcuda.so (kernel-only times)
-#   bench/                klebench.py and its package kle/ (compare, the A/B)
-#   MANIFEST              git revision, build date, the GLIBC/GLIBCXX/CXXABI
-#                         versions the target must provide, SHA-256 of every file
-#
-# Checks (the script fails on any): size; every ELF's dependencies resolve
-# inside the bundle or to the base libraries any x86-64 Linux has (libc, libm,
-# libstdc++, libgcc_s, libz, the dynamic loader) or the driver; nothing needs
-# libLLVM; no binary asks for a newer glibc than 2.36 (it also prints the
-# newest GLIBC, GLIBCXX and CXXABI versions needed, which the target's base
-# libraries must provide: Debian 12 builds need GCC 12's libstdc++, as on
-# Ubuntu 22.04 and later); and, when run as root,
-# the bundle starts in a chroot that holds only those base libraries and the
-# CUDA driver stand-in (test/standin/cuda) in the driver's place: no clang,
-# no Debian libraries.
+# The bundle (<= 64 MiB; its files and the checks: docs/GPU-RUN.md): run-gpu.sh,
+# bin/kle-bench (with the floor's cubin), bin/kle-bench-syncread (against the
+# synchronous-read DeviceRTL), bin/zerocopy-read, bin/gpu-tests/* and
+# gpu-tests.plan, lib/ (libomp, the statically linked libomptarget and any
+# other non-base library), lib/kernel-timer/libcuda.so, bench/ (klebench.py
+# and kle/), MANIFEST (revision, needs: line, SHA-256 of every file). check
+# fails on a bundle over 64 MiB, an ELF needing a library from outside it
+# (beyond base libraries and the driver) or libLLVM or a glibc newer than
+# 2.36, a file that does not match the MANIFEST, a planned test program
+# missing; as root it also starts the bundle in a chroot holding only base
+# libraries and the CUDA driver stand-in.
 set -euo pipefail
 source "$(dirname "$0")/../../scripts/common.sh"
 
