@@ -176,19 +176,11 @@ void pipelinedBatch(int Dev, bool Reduction, int N) {
   benchmark::DoNotOptimize(Out);
 }
 
-void SyncReduction(benchmark::State &State) {
+template <long (*Launch)(int, int)> void Sync(benchmark::State &State) {
   const int Dev = benchDevice(), Teams = static_cast<int>(State.range(0));
-  reductionLaunch(Dev, Teams); // device and image initialised outside timing
+  Launch(Dev, Teams); // device and image initialised outside timing
   for (auto _ : State)
-    benchmark::DoNotOptimize(reductionLaunch(Dev, Teams));
-  State.SetItemsProcessed(State.iterations());
-}
-
-void SyncBaseline(benchmark::State &State) {
-  const int Dev = benchDevice(), Teams = static_cast<int>(State.range(0));
-  baselineLaunch(Dev, Teams);
-  for (auto _ : State)
-    benchmark::DoNotOptimize(baselineLaunch(Dev, Teams));
+    benchmark::DoNotOptimize(Launch(Dev, Teams));
   State.SetItemsProcessed(State.iterations());
 }
 
@@ -310,11 +302,7 @@ BenchHooksTy benchHooks() {
   return H;
 }
 
-/// The waits --waits can name, with the busy-wait bound (us) each sets.
-struct WaitTy {
-  std::string Name;
-  long long BusyWaitUs;
-};
+/// The CUDA plugin's busy-wait bound (us) each wait --waits can name sets.
 long long waitUs(const std::string &Name) {
   return Name == "poll" ? 2000000 : Name == "block" ? 0 : -1; // -1: default
 }
@@ -351,7 +339,7 @@ struct UnitTy {
 /// time; per unit, the KLE path ns and launches of the warm-up cycles.
 int interleave(const std::vector<std::string> &Transports,
                const std::vector<long> &Teams, long Cycles, long Warmup,
-               long Batch, std::vector<WaitTy> WaitList, bool WithFloor) {
+               long Batch, std::vector<std::string> WaitList, bool WithFloor) {
   const BenchHooksTy H = benchHooks();
   const int Dev = benchDevice();
   using Clock = std::chrono::steady_clock;
@@ -390,8 +378,8 @@ int interleave(const std::vector<std::string> &Transports,
     const std::string Tr = T == "baseline" ? "" : T;
     if (WaitList.empty())
       Units.push_back({T, Tr});
-    for (const WaitTy &W : WaitList)
-      Units.push_back({T + "/" + W.Name, Tr, false, true, W.BusyWaitUs});
+    for (const std::string &W : WaitList)
+      Units.push_back({T + "/" + W, Tr, false, true, waitUs(W)});
   }
   if (Floor)
     Units.push_back({"floor", "", true});
@@ -401,7 +389,7 @@ int interleave(const std::vector<std::string> &Transports,
     std::printf("%s\"%s\"", U ? ", " : "", Units[U].Name.c_str());
   std::printf("], \"waits\": [");
   for (size_t W = 0; W < WaitList.size(); ++W)
-    std::printf("%s\"%s\"", W ? ", " : "", WaitList[W].Name.c_str());
+    std::printf("%s\"%s\"", W ? ", " : "", WaitList[W].c_str());
   std::printf("], \"cycles\": %ld, \"warmup\": %ld, \"fields\": [\"cycle\", "
               "\"unit\", \"ns\", \"path_ns\", \"cpu_ns\"%s], "
               "\"benchmarks\": {",
@@ -538,7 +526,7 @@ int interleaveMain(int argc, char **argv) {
   const char *List = "";
   long Cycles = 200, Warmup = 20, Batch = 64;
   std::vector<long> Teams = {1};
-  std::vector<WaitTy> WaitList;
+  std::vector<std::string> WaitList;
   bool WithFloor = false;
   for (int I = 1; I < argc; ++I) {
     const char *A = argv[I], *V = I + 1 < argc ? argv[I + 1] : nullptr;
@@ -548,12 +536,9 @@ int interleaveMain(int argc, char **argv) {
     }
     if (!std::strcmp(A, "--interleave") && V)
       List = V;
-    else if (!std::strcmp(A, "--waits") && V) {
-      WaitList.clear();
-      for (const std::string &W :
-           splitList("--waits", "wait", V, "poll, block, default"))
-        WaitList.push_back({W, waitUs(W)});
-    } else if (!std::strcmp(A, "--cycles") && V)
+    else if (!std::strcmp(A, "--waits") && V)
+      WaitList = splitList("--waits", "wait", V, "poll, block, default");
+    else if (!std::strcmp(A, "--cycles") && V)
       Cycles = count(A, V, 2, 10000000);
     else if (!std::strcmp(A, "--warmup") && V)
       Warmup = count(A, V, 0, 10000000);
@@ -598,8 +583,14 @@ bool hasArg(int argc, char **argv, const char *Arg) {
 
 } // namespace
 
-BENCHMARK(SyncReduction)->Apply(teamCounts)->UseRealTime();
-BENCHMARK(SyncBaseline)->Apply(teamCounts)->UseRealTime();
+BENCHMARK_TEMPLATE(Sync, reductionLaunch)
+    ->Name("SyncReduction")
+    ->Apply(teamCounts)
+    ->UseRealTime();
+BENCHMARK_TEMPLATE(Sync, baselineLaunch)
+    ->Name("SyncBaseline")
+    ->Apply(teamCounts)
+    ->UseRealTime();
 BENCHMARK(PipelinedReduction)->Arg(256)->ArgName("launches")->UseRealTime();
 
 int main(int argc, char **argv) {

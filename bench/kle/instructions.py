@@ -216,15 +216,16 @@ def per_unit(r1, r2, dn):
     """(r2 - r1) / dn, through nested dicts and lists (a key r1 lacks is 0)."""
     if isinstance(r2, dict) or isinstance(r1, dict):
         r1, r2 = r1 or {}, r2 or {}
-        return {k: per_unit(r1.get(k), r2.get(k), dn) for k in sorted(set(r1) | set(r2))}
+        return {k: per_unit(r1.get(k), r2.get(k), dn) for k in dict.fromkeys([*r1, *r2])}
     if isinstance(r2, list) or isinstance(r1, list):
         return [per_unit(x, y, dn) for x, y in zip(r1 or [0] * len(r2), r2 or [0] * len(r1))]
     return ((r2 or 0) - (r1 or 0)) / dn
 
 
 def callgrind(a, cmd, env, tag, done, extra=()):
-    """measure() of cmd (its last argument a count) under callgrind; exits
-    with one line if it fails, times out or does not print done."""
+    """(measure() of cmd under callgrind, its stderr); cmd's last argument is
+    a count. Exits with one line if it fails, times out or does not print
+    done."""
     out = os.path.join(a.tmp, "cg.%s.%s.out" % (tag, cmd[-1]))
     vg = [a.valgrind, "--tool=callgrind", "-q", "--separate-threads=no", "--dump-instr=no",
           "--dump-line=no"] + list(extra) + ["--callgrind-out-file=" + out] + cmd
@@ -242,12 +243,11 @@ def callgrind(a, cmd, env, tag, done, extra=()):
         m = measure(out)
     except (OSError, ValueError) as err:
         die("cannot read callgrind output: %s" % err)
-    m["stderr"] = r.stderr
     if a.keep:
         os.makedirs(a.keep, exist_ok=True)
         shutil.copy(out, a.keep)
     os.unlink(out)
-    return m
+    return m, r.stderr
 
 
 METRICS = ["whole_process", "kle_path_incl_driver", "kle_path_driver_calls",
@@ -266,10 +266,10 @@ def run_pair(a, env, t, n1, n2):
               % (common.PROG, a.runs_done, a.runs, n, t), file=sys.stderr, flush=True)
         # KLE_STANDIN_EXPECT: a fallback to copy fails the run (not _STATS or
         # _INFO: they would add work to the KLE path).
-        r = callgrind(a, [a.bench, "--launches", str(n)],
+        r, err = callgrind(a, [a.bench, "--launches", str(n)],
                       dict(env, LIBOMPTARGET_KLE_TRANSPORT=t, KLE_STANDIN_EXPECT=t), t,
                       "launches done", ["--separate-callers%d=cu*" % SEPARATE_CALLERS])
-        got = re.findall(r"kle-standin: launches=(\d+) violations=(\d+)", r.pop("stderr"))
+        got = re.findall(r"kle-standin: launches=(\d+) violations=(\d+)", err)
         if not got or got[-1] != (str(n), "0"):
             die("kle-bench --launches %d (%s): the stand-in reported %s, not %d launches "
                 "without violations" % (n, t, "launches=%s violations=%s" % got[-1]

@@ -75,7 +75,7 @@ def per_region(a, env, kind, tag):
     --repeat pairs, and the range of the totals."""
     reps = []
     for _ in range(a.repeat):
-        p1, p2 = (cg.callgrind(a, [a.bench, kind, str(n)], env, tag, "regions done")
+        p1, p2 = (cg.callgrind(a, [a.bench, kind, str(n)], env, tag, "regions done")[0]
                   for n in (a.n1, a.n2))
         if p2["total"] < p1["total"]:
             # More regions cannot take fewer instructions: the run-to-run
