@@ -211,32 +211,27 @@ cuLaunchKernel(CUfunction F, unsigned GX, unsigned GY, unsigned GZ,
   }
   std::lock_guard<std::mutex> L(T.M);
   auto Open = T.OpenSpans.find(Stream);
-  const bool Spans = T.SpansWanted.load(std::memory_order_relaxed);
-  if (Timed && Spans) {
-    // The span's kernel pair is the kernel's own: collect spans before
-    // their kernels' events are recycled (kle-bench drains both).
-    SpanTy S =
-        Open != T.OpenSpans.end() ? std::move(Open->second) : SpanTy{P.Ctx, {}};
+  SpanTy S = Open != T.OpenSpans.end() ? std::move(Open->second) : SpanTy{};
+  if (Open != T.OpenSpans.end())
+    T.OpenSpans.erase(Open);
+  if (Timed && T.SpansWanted.load(std::memory_order_relaxed)) {
+    // The span's last pair is the kernel's own: spans are harvested before
+    // harvest() recycles the kernels' events (kle-bench drains both).
     S.Ctx = P.Ctx;
     S.Pairs.push_back({P.Start, P.End});
     T.PendingSpans.push_back(std::move(S));
+  } else if (!S.Pairs.empty()) {
+    T.recycle(S);
+  }
+  if (Timed) {
     T.Pending.push_back(P);
-    T.harvestSpans(); // before harvest() recycles the kernels' events
-    T.harvest();
-  } else if (Timed) {
-    if (Open != T.OpenSpans.end())
-      T.recycle(Open->second);
-    T.Pending.push_back(P);
+    T.harvestSpans();
     T.harvest();
   } else {
-    if (Open != T.OpenSpans.end())
-      T.recycle(Open->second);
     for (CUevent E : {P.Start, P.End})
       if (E)
         T.Free[P.Ctx].push_back(E);
   }
-  if (Open != T.OpenSpans.end())
-    T.OpenSpans.erase(Open);
   return R;
 }
 
