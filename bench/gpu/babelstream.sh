@@ -1,14 +1,10 @@
 #!/usr/bin/env bash
-# Build BabelStream's OpenMP target model (UoB-HPC/BabelStream, -DMODEL=omp)
-# against the installed fork and run it once per KLE transport (zerocopy,
-# staged, copy), interleaved over a few rounds, with a small array so that the
-# kernels' times are launch latency. Prints the median over rounds of
-# BabelStream's per-kernel average time and the ratio to copy. Dot is a teams
-# reduction (the only kernel with a KLE); Copy/Mul/Add/Triad are the no-KLE
-# floor. See docs/BABELSTREAM.md.
-#
-# It never downloads anything: clone BabelStream yourself, outside this
-# repository (or in an ignored path), and pass the checkout.
+# Build BabelStream's OpenMP target model (-DMODEL=omp; a checkout you cloned:
+# nothing is downloaded) against the installed fork and run it under each KLE
+# transport, interleaved over rounds, with a small array so that kernel times
+# are launch latency: per kernel and transport the median over rounds and the
+# ratio to copy. Dot is a teams reduction (a KLE); Copy/Mul/Add/Triad have
+# none. See docs/BABELSTREAM.md.
 # shellcheck disable=SC2015  # "a && b || kle_die": kle_die exits
 set -euo pipefail
 # shellcheck source=scripts/common.sh
