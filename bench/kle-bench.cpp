@@ -5,51 +5,25 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Launch-latency benchmarks for the KLE transports (Google Benchmark). The
-// transport is chosen per process with LIBOMPTARGET_KLE_TRANSPORT, or switched
-// launch by launch with --interleave (what `bench/klebench.py compare` runs).
-//
-//   SyncReduction/teams:N   one target region with a cross-team reduction
-//                           (the launches that carry a KLE), launched and
-//                           completed per iteration: launch-to-completion
-//                           latency, in seconds per launch
-//   SyncBaseline/teams:N    the same kernel shape, team count and 8-byte
-//                           tofrom map, without a reduction: no KLE at all
-//                           (the baseline the transports are compared with)
-//   Pipelined{Reduction,Baseline}/launches:N
-//                           N nowait launches then one taskwait; the time is
-//                           reported per launch (items = launches)
-//   Kernel{Reduction,Baseline}/teams:N
-//                           the kernel's own run time on the GPU (CUDA events
-//                           around cuLaunchKernel, manual time), registered
-//                           only when bench/kernel-timer's libcuda.so is
-//                           loaded (klebench.py compare --kernel-times): exposes
-//                           any slowdown from reading the KLE over the link
-//   ReductionAfterWork/teams:N/work_ns:W
-//                           the kernel time of a reduction kernel whose teams
-//                           each spin for W ns (SM clock cycles at
-//                           KLE_BENCH_SM_GHZ, default 1.98, the H200's
-//                           maximum SM clock) before the reduction: whether
-//                           a team's work hides the KLE read (issue 19);
-//                           registered only with the kernel timer, like
-//                           Kernel*; run by `klebench.py compare --ab`
-// SyncReduction also runs with 1, 4 and 16 host threads launching at once.
-// KLE_BENCH_DEVICE selects the device (default: the default device; "gpu":
-// the first device that is not the host's);
-// --list-devices prints "<number> <uid>" for each offload device;
-// --launches N runs N synchronous reduction launches and exits;
-// --interleave zerocopy,resident,staged,copy [--cycles N] [--warmup N]
-// [--teams T,...] [--batch N] [--waits W,...] [--floor] switches the
-// transport between launches of this one process (kle-offload's
-// benchmark-only hook, KLEBenchSwitch.h) and prints, as JSON, per-launch
-// samples of each transport and of the no-KLE baseline taken in the
-// balanced order ABCDE EDCBA ... (LaunchLatency per launch,
-// PipelinedReduction per batch of N nowait launches), each with the
-// process's CPU time (getrusage); --waits poll,block runs each transport and
-// the baseline under each of the CUDA plugin's waits (__kle_bench_set_wait),
-// --floor adds the same work done through the CUDA driver directly
-// (kle-floor.h) as one more unit; `bench/klebench.py compare` turns them
-// into paired differences with CIs.
+// Launch-latency benchmarks of the KLE transports (docs/BENCHMARKS.md).
+// Google Benchmark rows, the transport chosen per process with
+// LIBOMPTARGET_KLE_TRANSPORT:
+//   SyncReduction/teams:N        one target region with a cross-team
+//                                reduction (a KLE), launched and completed
+//   SyncBaseline/teams:N         the same kernel and map, no reduction: no KLE
+//   PipelinedReduction/launches:N  N nowait launches, then one taskwait
+//   KernelReduction/teams:N,     the kernel's own GPU time, registered only
+//   ReductionAfterWork/teams:N/work_ns:W  when bench/kernel-timer's
+//                                libcuda.so is loaded; each team of the
+//                                latter spins W ns (at KLE_BENCH_SM_GHZ,
+//                                default 1.98) before it reduces
+// Modes: --list-devices ("<number> <uid>" per device); --launches N (N
+// synchronous reductions); --interleave T,... [--cycles N] [--warmup N]
+// [--teams T,...] [--batch N] [--waits W,...] [--floor]: the transports
+// (KLEBenchSwitch.h), the no-KLE baseline and the floor (kle-floor.h) take
+// turns launch by launch in one process, printed as JSON samples for
+// `bench/klebench.py compare`; --switch-in-flight (a test). KLE_BENCH_DEVICE
+// picks the device (a number, or "gpu": the first that is not the host's).
 //
 //===----------------------------------------------------------------------===//
 
@@ -63,6 +37,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdarg>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -74,8 +49,18 @@
 
 namespace {
 
-/// \p S as a decimal integer in [Min, Max]: digits only (no sign, blank or
-/// suffix), else std::nullopt.
+/// One line "kle-bench: error: ..." on stderr, then exit status 2.
+[[noreturn, gnu::format(printf, 1, 2)]] void fail(const char *Fmt, ...) {
+  va_list Ap;
+  va_start(Ap, Fmt);
+  std::fputs("kle-bench: error: ", stderr);
+  std::vfprintf(stderr, Fmt, Ap);
+  std::fputc('\n', stderr);
+  va_end(Ap);
+  std::exit(2);
+}
+
+/// \p S as a decimal integer in [Min, Max]: digits only, else std::nullopt.
 std::optional<long> parseCount(const char *S, long Min, long Max) {
   if (!S || !*S || std::strspn(S, "0123456789") != std::strlen(S) ||
       std::strlen(S) > 18)
@@ -86,33 +71,55 @@ std::optional<long> parseCount(const char *S, long Min, long Max) {
   return N;
 }
 
-/// The OpenMP device to benchmark: KLE_BENCH_DEVICE (0 .. number of devices
-/// - 1), else the default device. An invalid value ends the program (exit
-/// status 2) with one line naming the variable.
+long count(const char *Opt, const char *V, long Min, long Max) {
+  if (std::optional<long> N = parseCount(V, Min, Max))
+    return *N;
+  fail("%s wants a number from %ld to %ld, not \"%s\"", Opt, Min, Max,
+       V ? V : "");
+}
+
+/// The items of \p Opt's comma-separated \p List; with \p Noun, each at most
+/// once and, with \p Valid ("a, b, c"), one of those names.
+std::vector<std::string> splitList(const char *Opt, const char *Noun,
+                                   const char *List, const char *Valid) {
+  std::vector<std::string> Out;
+  std::string S(List);
+  for (size_t P = 0; P <= S.size();) {
+    size_t E = std::min(S.find(',', P), S.size());
+    std::string Item = S.substr(P, E - P);
+    P = E + 1;
+    std::string Names = Valid ? std::string(", ") + Valid + ", " : "";
+    if (Valid && (Item.empty() || Names.find(" " + Item + ",") == Names.npos))
+      fail("%s: unknown %s \"%s\" in \"%s\" (valid: %s, comma-separated)", Opt,
+           Noun, Item.c_str(), List, Valid);
+    if (Noun && std::find(Out.begin(), Out.end(), Item) != Out.end())
+      fail("%s: %s \"%s\" named twice in \"%s\"", Opt, Noun, Item.c_str(),
+           List);
+    Out.push_back(Item);
+  }
+  return Out;
+}
+
+/// The device KLE_BENCH_DEVICE names, else the default device.
 int benchDevice() {
   static const int Device = [] {
     const char *Env = std::getenv("KLE_BENCH_DEVICE");
     if (!Env || !*Env)
       return omp_get_default_device();
-    if (!std::strcmp(Env, "gpu")) { // the first device that is not the host's
+    if (!std::strcmp(Env, "gpu")) {
       for (int D = 0; D < omp_get_num_devices(); ++D) {
         const char *Uid = omp_get_uid_from_device(D);
         if (Uid && std::strncmp(Uid, "x86_64", 6))
           return D;
       }
-      std::fprintf(stderr,
-                   "kle-bench: error: KLE_BENCH_DEVICE=gpu: no offload "
-                   "device other than the host's (see --list-devices)\n");
-      std::exit(2);
+      fail("KLE_BENCH_DEVICE=gpu: no offload device other than the host's "
+           "(see --list-devices)");
     }
     std::optional<long> D = parseCount(Env, 0, omp_get_num_devices() - 1);
-    if (!D) {
-      std::fprintf(stderr,
-                   "kle-bench: error: KLE_BENCH_DEVICE=\"%s\" is not an "
-                   "offload device number (0 to %d; see --list-devices)\n",
-                   Env, omp_get_num_devices() - 1);
-      std::exit(2);
-    }
+    if (!D)
+      fail("KLE_BENCH_DEVICE=\"%s\" is not an offload device number (0 to %d; "
+           "see --list-devices)",
+           Env, omp_get_num_devices() - 1);
     return static_cast<int>(*D);
   }();
   return Device;
@@ -129,6 +136,7 @@ constexpr int LoopTrip = 1024;
   return S;
 }
 
+/// The same kernel shape and map without a reduction: no KLE.
 [[gnu::noinline]] long baselineLaunch(int Dev, int Teams) {
   long S = 0;
 #pragma omp target teams distribute parallel for device(Dev) num_teams(Teams) \
@@ -137,22 +145,6 @@ constexpr int LoopTrip = 1024;
     if (I == 0)
       S = 1;
   return S;
-}
-
-void SyncReduction(benchmark::State &State) {
-  const int Dev = benchDevice(), Teams = static_cast<int>(State.range(0));
-  reductionLaunch(Dev, Teams); // device and image initialised outside timing
-  for (auto _ : State)
-    benchmark::DoNotOptimize(reductionLaunch(Dev, Teams));
-  State.SetItemsProcessed(State.iterations());
-}
-
-void SyncBaseline(benchmark::State &State) {
-  const int Dev = benchDevice(), Teams = static_cast<int>(State.range(0));
-  baselineLaunch(Dev, Teams);
-  for (auto _ : State)
-    benchmark::DoNotOptimize(baselineLaunch(Dev, Teams));
-  State.SetItemsProcessed(State.iterations());
 }
 
 /// One pipelined batch: \p N nowait launches (8 teams), then one taskwait.
@@ -169,9 +161,8 @@ void pipelinedBatch(int Dev, bool Reduction, int N) {
         for (int I = 0; I < LoopTrip; ++I)
           P[0] += 1;
       } else {
-#pragma omp target teams distribute parallel for device(Dev) num_teams(8)      \
-    map(tofrom                                                                 \
-        : P [0:1]) nowait
+#pragma omp target teams distribute parallel for device(Dev) num_teams(8)     \
+    map(tofrom : P[0 : 1]) nowait
         for (int I = 0; I < LoopTrip; ++I)
           if (I == 0)
             P[0] += 1;
@@ -185,39 +176,52 @@ void pipelinedBatch(int Dev, bool Reduction, int N) {
   benchmark::DoNotOptimize(Out);
 }
 
-template <bool Reduction> void Pipelined(benchmark::State &State) {
+template <long (*Launch)(int, int)> void Sync(benchmark::State &State) {
+  const int Dev = benchDevice(), Teams = static_cast<int>(State.range(0));
+  Launch(Dev, Teams); // device and image initialised outside timing
+  for (auto _ : State)
+    benchmark::DoNotOptimize(Launch(Dev, Teams));
+  State.SetItemsProcessed(State.iterations());
+}
+
+void PipelinedReduction(benchmark::State &State) {
   const int Dev = benchDevice(), N = static_cast<int>(State.range(0));
   for (auto _ : State)
-    pipelinedBatch(Dev, Reduction, N);
+    pipelinedBatch(Dev, true, N);
   State.SetItemsProcessed(State.iterations() * N);
 }
 
-using CollectFnTy = size_t (*)(double *, size_t, int);
-
-// bench/kernel-timer's collector, if its libcuda.so is the one the CUDA
-// plugin loaded (call after the devices were initialised).
-CollectFnTy kernelTimer() {
-  if (void *F = dlsym(RTLD_DEFAULT, "kle_kernel_timer_collect"))
-    return reinterpret_cast<CollectFnTy>(F);
-  if (void *H = dlopen("libcuda.so", RTLD_LAZY | RTLD_NOLOAD))
-    return reinterpret_cast<CollectFnTy>(dlsym(H, "kle_kernel_timer_collect"));
-  return nullptr;
+// bench/kernel-timer's collectors (kle_kernel_timer_collect: kernel times;
+// ..._spans: device spans), if its libcuda.so is the one the CUDA plugin
+// loaded: each moves up to Max times (ms) into Ms, Wait != 0 first waiting
+// for the pending launches.
+using CollectFnTy = size_t (*)(double *Ms, size_t Max, int Wait);
+CollectFnTy timerFn(const char *Name) {
+  void *F = dlsym(RTLD_DEFAULT, Name);
+  if (void *H = F ? nullptr : dlopen("libcuda.so", RTLD_LAZY | RTLD_NOLOAD))
+    F = dlsym(H, Name);
+  return reinterpret_cast<CollectFnTy>(F);
 }
 
-/// Kernel-only timing of \p Launch (one target region per iteration): drains
-/// the timer after a warm-up launch, then sets each iteration's time to the
-/// sum of the kernels the timer recorded for it.
+/// Waits for and sums (ms) every time \p Collect holds.
+double drainTimer(CollectFnTy Collect) {
+  double Ms[64], Sum = 0;
+  while (size_t N = Collect(Ms, 64, /*Wait=*/1))
+    for (size_t I = 0; I < N; ++I)
+      Sum += Ms[I];
+  return Sum;
+}
+
+/// Kernel-only timing of \p Launch: after a warm-up launch, each
+/// iteration's time is the sum of the kernel times recorded for it.
 template <typename LaunchFnTy>
 void timeKernels(benchmark::State &State, CollectFnTy Collect,
                  LaunchFnTy Launch) {
-  double Ms[16];
   Launch();
-  while (Collect(Ms, 16, 1) == 16) {
-  }
+  drainTimer(Collect);
   for (auto _ : State) {
     benchmark::DoNotOptimize(Launch());
-    // One kernel per target region: its time, summed in case of more.
-    double Sum = 0;
+    double Ms[16], Sum = 0;
     size_t N = Collect(Ms, 16, /*Wait=*/1);
     for (size_t I = 0; I < N; ++I)
       Sum += Ms[I];
@@ -230,16 +234,12 @@ void timeKernels(benchmark::State &State, CollectFnTy Collect,
   State.SetItemsProcessed(State.iterations());
 }
 
-template <bool Reduction>
-void KernelTime(benchmark::State &State, CollectFnTy Collect) {
+void KernelReduction(benchmark::State &State, CollectFnTy Collect) {
   const int Dev = benchDevice(), Teams = static_cast<int>(State.range(0));
-  timeKernels(State, Collect, [&] {
-    return (Reduction ? reductionLaunch : baselineLaunch)(Dev, Teams);
-  });
+  timeKernels(State, Collect, [&] { return reductionLaunch(Dev, Teams); });
 }
 
-/// SM clock in GHz for ReductionAfterWork's work_ns: KLE_BENCH_SM_GHZ (a number in
-/// (0, 10]), default 1.98. An invalid value ends the program (status 2).
+/// SM clock in GHz for ReductionAfterWork's work_ns: KLE_BENCH_SM_GHZ.
 double smGHz() {
   static const double GHz = [] {
     const char *Env = std::getenv("KLE_BENCH_SM_GHZ");
@@ -247,19 +247,17 @@ double smGHz() {
       return 1.98;
     char *End;
     double V = std::strtod(Env, &End);
-    if (*End || !(V > 0 && V <= 10)) {
-      std::fprintf(stderr, "kle-bench: error: KLE_BENCH_SM_GHZ=\"%s\" is not "
-                           "an SM clock in GHz (for example 1.98)\n", Env);
-      std::exit(2);
-    }
+    if (*End || !(V > 0 && V <= 10))
+      fail("KLE_BENCH_SM_GHZ=\"%s\" is not an SM clock in GHz (for example "
+           "1.98)",
+           Env);
     return V;
   }();
   return GHz;
 }
 
-/// One iteration per team (dist_schedule(static, 1)): the thread that runs it
-/// spins for \p Cycles clock cycles, then adds to the cross-team reduction,
-/// so each team's work before its reduction is at least \p Cycles.
+/// One iteration per team: its thread spins \p Cycles clock cycles, then
+/// adds to the cross-team reduction.
 [[gnu::noinline]] long workReductionLaunch(int Dev, int Teams, long Cycles) {
   long S = 0;
 #pragma omp target teams distribute parallel for device(Dev) num_teams(Teams) \
@@ -280,167 +278,68 @@ void ReductionAfterWork(benchmark::State &State, CollectFnTy Collect) {
               [&] { return workReductionLaunch(Dev, Teams, Cycles); });
 }
 
-void workArgs(benchmark::internal::Benchmark *B) {
-  B->ArgNames({"teams", "work_ns"});
-  for (int Teams : {1, 132, 16384})
-    for (int WorkNs : {0, 2000, 10000})
-      B->Args({Teams, WorkNs});
-}
+// --- Interleaved transports (--interleave) ---------------------------------
 
-// --- Interleaved transports (--interleave): see the header. -------------
-
-using SetTransportFnTy = int (*)(const char *, char *, size_t);
-using PathNsFnTy = uint64_t (*)();
-using SetWaitFnTy = int (*)(long long);
-
-/// The benchmark-only hooks of kle-offload's libomptarget
-/// (plugins-nextgen/common/include/KLEBenchSwitch.h), or exit status 2 with
-/// one line when the runtime lacks them (a stock libomptarget). SetWait
-/// (the CUDA plugin's wait: busy-wait up to N us before blocking, -1 = the
-/// environment's) is nullptr in a runtime without it.
+/// kle-offload's benchmark-only hooks (KLEBenchSwitch.h); SetWait (the CUDA
+/// plugin's wait: busy-wait up to N us, -1 = the environment's) may be absent.
 struct BenchHooksTy {
-  SetTransportFnTy SetTransport;
-  PathNsFnTy PathNs;
-  SetWaitFnTy SetWait;
+  int (*SetTransport)(const char *, char *, size_t);
+  uint64_t (*PathNs)();
+  int (*SetWait)(long long);
 };
 BenchHooksTy benchHooks() {
-  auto *Set = reinterpret_cast<SetTransportFnTy>(
+  BenchHooksTy H;
+  H.SetTransport = reinterpret_cast<decltype(H.SetTransport)>(
       dlsym(RTLD_DEFAULT, "__kle_bench_set_transport"));
-  auto *Path = reinterpret_cast<PathNsFnTy>(
+  H.PathNs = reinterpret_cast<decltype(H.PathNs)>(
       dlsym(RTLD_DEFAULT, "__kle_bench_kle_path_ns"));
-  if (!Set || !Path) {
-    std::fprintf(stderr, "kle-bench: error: this libomptarget has no KLE "
-                         "transport switch (__kle_bench_set_transport): "
-                         "--interleave needs kle-offload's runtime\n");
-    std::exit(2);
-  }
-  return {Set, Path,
-          reinterpret_cast<SetWaitFnTy>(
-              dlsym(RTLD_DEFAULT, "__kle_bench_set_wait"))};
+  H.SetWait = reinterpret_cast<decltype(H.SetWait)>(
+      dlsym(RTLD_DEFAULT, "__kle_bench_set_wait"));
+  if (!H.SetTransport || !H.PathNs)
+    fail("this libomptarget has no KLE transport switch "
+         "(__kle_bench_set_transport): --interleave needs kle-offload's "
+         "runtime");
+  return H;
 }
 
-/// The waits --waits can name, with the busy-wait bound (us) each sets.
-struct WaitTy {
-  const char *Name;
-  long long BusyWaitUs;
-};
-constexpr WaitTy Waits[] = {
-    {"poll", 2000000}, // poll up to 2 s, as the AMDGPU plugin's default
-    {"block", 0},      // block at once (the driver's blocking wait)
-    {"default", -1},   // whatever the environment and the default say
-};
+/// The CUDA plugin's busy-wait bound (us) each wait --waits can name sets.
+long long waitUs(const std::string &Name) {
+  return Name == "poll" ? 2000000 : Name == "block" ? 0 : -1; // -1: default
+}
 
-/// Sets the CUDA plugin's wait; a refusal ends the program (exit status 2).
 void switchWait(const BenchHooksTy &H, long long Us) {
-  if (int Rc = H.SetWait(Us)) {
-    std::fprintf(stderr,
-                 "kle-bench: error: switching the CUDA plugin's wait to "
-                 "%lld us failed (%d)\n",
-                 Us, Rc);
-    std::exit(2);
-  }
+  if (int Rc = H.SetWait(Us))
+    fail("switching the CUDA plugin's wait to %lld us failed (%d)", Us, Rc);
 }
 
-/// Selects \p Name ("" = each device's own transport) for the next launches;
-/// a refusal ends the program (exit status 2) with the runtime's reason.
+/// Selects \p Name ("" = each device's own transport) for the next launches.
 void switchTransport(const BenchHooksTy &H, const char *Name) {
   char Err[256] = "";
-  if (int Rc = H.SetTransport(Name, Err, sizeof(Err))) {
-    std::fprintf(stderr,
-                 "kle-bench: error: switching the KLE transport to "
-                 "\"%s\" failed (%d): %s\n",
-                 Name, Rc, Err);
-    std::exit(2);
-  }
+  if (int Rc = H.SetTransport(Name, Err, sizeof(Err)))
+    fail("switching the KLE transport to \"%s\" failed (%d): %s", Name, Rc,
+         Err);
 }
 
-/// The transports named by --interleave's comma-separated \p List (each of
-/// zerocopy, resident, staged, copy, at most once), or exit status 2 with
-/// one line naming the bad item.
-std::vector<std::string> parseInterleave(const char *List) {
-  static const char *const Valid[] = {"zerocopy", "resident", "staged", "copy"};
-  std::vector<std::string> Out;
-  std::string S(List), Item;
-  for (size_t Pos = 0;; ++Pos) {
-    if (Pos < S.size() && S[Pos] != ',') {
-      Item += S[Pos];
-      continue;
-    }
-    bool Known = false;
-    for (const char *V : Valid)
-      Known |= Item == V;
-    if (!Known) {
-      std::fprintf(stderr,
-                   "kle-bench: error: --interleave: unknown transport "
-                   "\"%s\" in \"%s\" (valid: zerocopy, resident, "
-                   "staged, copy, comma-separated)\n",
-                   Item.c_str(), List);
-      std::exit(2);
-    }
-    for (const std::string &O : Out)
-      if (O == Item) {
-        std::fprintf(stderr,
-                     "kle-bench: error: --interleave: transport \"%s\" "
-                     "named twice in \"%s\"\n",
-                     Item.c_str(), List);
-        std::exit(2);
-      }
-    Out.push_back(Item);
-    Item.clear();
-    if (Pos >= S.size())
-      break;
-  }
-  return Out;
-}
-
-/// bench/kernel-timer's device-span collector (kle_kernel_timer_collect_spans,
-/// same contract as kle_kernel_timer_collect), if its libcuda.so is loaded.
-CollectFnTy kernelSpans() {
-  if (void *F = dlsym(RTLD_DEFAULT, "kle_kernel_timer_collect_spans"))
-    return reinterpret_cast<CollectFnTy>(F);
-  if (void *H = dlopen("libcuda.so", RTLD_LAZY | RTLD_NOLOAD))
-    return reinterpret_cast<CollectFnTy>(
-        dlsym(H, "kle_kernel_timer_collect_spans"));
-  return nullptr;
-}
-
-/// Waits for and sums (ms) every time \p Collect holds; with \p Also, drops
-/// what that one holds too (before the measured launches).
-double drainTimer(CollectFnTy Collect, CollectFnTy Also) {
-  double Ms[64], Sum = 0;
-  size_t N;
-  while ((N = Collect(Ms, 64, /*Wait=*/1)) != 0)
-    for (size_t I = 0; I < N; ++I)
-      Sum += Ms[I];
-  if (Also)
-    drainTimer(Also, nullptr);
-  return Sum;
-}
-
-/// One unit of the interleaved rotation: a transport (or the no-KLE
-/// baseline) under one of the CUDA plugin's waits, or the floor.
+/// One unit of the rotation: a transport (or the baseline, Transport "")
+/// under one of the CUDA plugin's waits, or the floor.
 struct UnitTy {
-  std::string Name;      // "resident", "resident/poll", "baseline", "floor"
-  std::string Transport; // "" for the baseline and the floor
+  std::string Name; // "resident", "resident/poll", "baseline", "floor"
+  std::string Transport;
   bool Floor = false;
   bool HasWait = false;
   long long WaitUs = -1;
 };
 
-/// --interleave: the units take turns launch by launch (synchronous) or
-/// batch by batch (pipelined), in the balanced order U1..Un, Un..U1, ... ;
-/// each cycle is one pass over the units. The units: each transport and the
-/// no-KLE baseline (with \p WaitList, each under each wait, named "T/W"),
-/// then, with \p WithFloor, the floor (kle-floor.h). Prints JSON: per
-/// benchmark, one sample [cycle, unit, ns, path_ns, cpu_ns] per launch
-/// (pipelined: per batch, per launch), where path_ns is the host time the
-/// launch spent in the KLE path (LIBOMPTARGET_KLE_STATS=1, set by main) and
-/// cpu_ns the process's CPU time (every thread) over the launch, and, per
-/// unit, the path ns of the warm-up cycles. A floor that cannot be opened,
-/// or fails, ends the program (exit status 2) with one line.
+/// --interleave: the units take turns launch by launch (pipelined: batch by
+/// batch) in the balanced order U1..Un, Un..U1, ...; one cycle is one pass.
+/// Prints JSON: per benchmark, one sample [cycle, unit, ns, path_ns, cpu_ns
+/// (, kernel_us, span_us with the kernel timer)] per launch (pipelined: per
+/// batch, per launch), path_ns being the host time in the KLE path
+/// (LIBOMPTARGET_KLE_STATS=1, set by main) and cpu_ns the process's CPU
+/// time; per unit, the KLE path ns and launches of the warm-up cycles.
 int interleave(const std::vector<std::string> &Transports,
                const std::vector<long> &Teams, long Cycles, long Warmup,
-               long Batch, std::vector<WaitTy> WaitList, bool WithFloor) {
+               long Batch, std::vector<std::string> WaitList, bool WithFloor) {
   const BenchHooksTy H = benchHooks();
   const int Dev = benchDevice();
   using Clock = std::chrono::steady_clock;
@@ -450,20 +349,16 @@ int interleave(const std::vector<std::string> &Transports,
                          "variants are skipped\n");
     WaitList.clear();
   }
-  // With bench/kernel-timer loaded: each sample also gets the kernels' GPU
-  // time and the device span of the target region (us, per launch).
-  const CollectFnTy Kernels = kernelTimer();
-  const CollectFnTy Spans = kernelSpans();
-  // Initialise the device before the first switch (the runtime checks only
-  // initialised devices) with a kernel that has no KLE, so that the pool's
-  // growth falls into the first transport's warm-up (its one-time cost).
+  const CollectFnTy Kernels = timerFn("kle_kernel_timer_collect");
+  const CollectFnTy Spans = timerFn("kle_kernel_timer_collect_spans");
+  const bool Timed = Kernels && Spans;
+  // Initialise the device before the first switch with a kernel that has no
+  // KLE, so that the pool's growth falls into the first transport's warm-up.
   baselineLaunch(Dev, 1);
   std::unique_ptr<kle::FloorTy> Floor;
   std::string Err;
   auto FloorFailed = [&](const char *What) {
-    std::fprintf(stderr, "kle-bench: error: the floor (--floor) %s: %s\n",
-                 What, Err.c_str());
-    std::exit(2);
+    fail("the floor (--floor) %s: %s", What, Err.c_str());
   };
   if (WithFloor) {
     int Ordinal = kle::cudaOrdinal(Dev, omp_get_uid_from_device);
@@ -473,8 +368,7 @@ int interleave(const std::vector<std::string> &Transports,
             ") is not a CUDA device";
       FloorFailed("cannot run");
     }
-    Floor = kle::FloorTy::open(Ordinal, LoopTrip, Err);
-    if (!Floor)
+    if (!(Floor = kle::FloorTy::open(Ordinal, LoopTrip, Err)))
       FloorFailed("cannot be opened");
   }
   std::vector<UnitTy> Units;
@@ -484,8 +378,8 @@ int interleave(const std::vector<std::string> &Transports,
     const std::string Tr = T == "baseline" ? "" : T;
     if (WaitList.empty())
       Units.push_back({T, Tr});
-    for (const WaitTy &W : WaitList)
-      Units.push_back({T + "/" + W.Name, Tr, false, true, W.BusyWaitUs});
+    for (const std::string &W : WaitList)
+      Units.push_back({T + "/" + W, Tr, false, true, waitUs(W)});
   }
   if (Floor)
     Units.push_back({"floor", "", true});
@@ -495,14 +389,15 @@ int interleave(const std::vector<std::string> &Transports,
     std::printf("%s\"%s\"", U ? ", " : "", Units[U].Name.c_str());
   std::printf("], \"waits\": [");
   for (size_t W = 0; W < WaitList.size(); ++W)
-    std::printf("%s\"%s\"", W ? ", " : "", WaitList[W].Name);
+    std::printf("%s\"%s\"", W ? ", " : "", WaitList[W].c_str());
   std::printf("], \"cycles\": %ld, \"warmup\": %ld, \"fields\": [\"cycle\", "
               "\"unit\", \"ns\", \"path_ns\", \"cpu_ns\"%s], "
               "\"benchmarks\": {",
-              Cycles, Warmup,
-              Kernels && Spans ? ", \"kernel_us\", \"span_us\"" : "");
-  if (Kernels && Spans)
-    drainTimer(Kernels, Spans);
+              Cycles, Warmup, Timed ? ", \"kernel_us\", \"span_us\"" : "");
+  if (Timed) {
+    drainTimer(Kernels);
+    drainTimer(Spans);
+  }
   struct BenchTy {
     std::string Name;
     bool Pipelined;
@@ -517,10 +412,10 @@ int interleave(const std::vector<std::string> &Transports,
         {"PipelinedReduction/launches:" + std::to_string(Batch), true, 8});
   for (size_t B = 0; B < Benches.size(); ++B) {
     const BenchTy &Bench = Benches[B];
+    const long PerSample = Bench.Pipelined ? Batch : 1;
     std::vector<uint64_t> WarmPath(NU, 0);
     std::vector<long> WarmLaunches(NU, 0);
     std::string Samples;
-    Samples.reserve(static_cast<size_t>(Cycles) * NU * 32);
     for (long C = 0; C < Warmup + Cycles; ++C) {
       for (size_t I = 0; I < NU; ++I) {
         const size_t U = C % 2 == 0 ? I : NU - 1 - I;
@@ -530,8 +425,7 @@ int interleave(const std::vector<std::string> &Transports,
           switchTransport(H, Unit.Transport.c_str());
         if (Unit.HasWait)
           switchWait(H, Unit.WaitUs);
-        const uint64_t P0 = H.PathNs();
-        const uint64_t Cpu0 = kle::processCpuNs();
+        const uint64_t P0 = H.PathNs(), Cpu0 = kle::processCpuNs();
         auto T0 = Clock::now();
         if (Unit.Floor) {
           if (!(Bench.Pipelined
@@ -545,32 +439,25 @@ int interleave(const std::vector<std::string> &Transports,
                                        ? baselineLaunch(Dev, Bench.Teams)
                                        : reductionLaunch(Dev, Bench.Teams));
         auto T1 = Clock::now();
-        const uint64_t Cpu1 = kle::processCpuNs();
-        const uint64_t P1 = H.PathNs();
-        double KernelMs = 0, SpanMs = 0;
-        if (Kernels && Spans) {
-          KernelMs = drainTimer(Kernels, nullptr);
-          SpanMs = drainTimer(Spans, nullptr);
-        }
-        long long Ns =
-            std::chrono::duration_cast<std::chrono::nanoseconds>(T1 - T0)
-                .count();
-        const long PerBatch = Bench.Pipelined ? Batch : 1;
+        const uint64_t Cpu1 = kle::processCpuNs(), P1 = H.PathNs();
+        const double KernelMs = Timed ? drainTimer(Kernels) : 0;
+        const double SpanMs = Timed ? drainTimer(Spans) : 0;
         if (C < Warmup) {
           WarmPath[U] += P1 - P0;
-          WarmLaunches[U] += PerBatch;
+          WarmLaunches[U] += PerSample;
           continue;
         }
+        const double Ns =
+            std::chrono::duration<double, std::nano>(T1 - T0).count();
         char Buf[192];
         int L = std::snprintf(
             Buf, sizeof(Buf), "%s[%ld,%zu,%.1f,%.1f,%.1f",
-            Samples.empty() ? "" : ",", C - Warmup, U, double(Ns) / PerBatch,
-            double(P1 - P0) / PerBatch, double(Cpu1 - Cpu0) / PerBatch);
-        if (Kernels && Spans)
+            Samples.empty() ? "" : ",", C - Warmup, U, Ns / PerSample,
+            double(P1 - P0) / PerSample, double(Cpu1 - Cpu0) / PerSample);
+        if (Timed)
           std::snprintf(Buf + L, sizeof(Buf) - L, ",%.3f,%.3f",
-                        KernelMs * 1e3 / PerBatch, SpanMs * 1e3 / PerBatch);
-        Samples += Buf;
-        Samples += "]";
+                        KernelMs * 1e3 / PerSample, SpanMs * 1e3 / PerSample);
+        (Samples += Buf) += "]";
       }
     }
     switchTransport(H, "");
@@ -578,7 +465,7 @@ int interleave(const std::vector<std::string> &Transports,
       switchWait(H, -1);
     std::printf(
         "%s\"%s\": {\"launches_per_sample\": %ld, \"warmup_path_ns\": [",
-        B ? ", " : "", Bench.Name.c_str(), Bench.Pipelined ? Batch : 1L);
+        B ? ", " : "", Bench.Name.c_str(), PerSample);
     for (size_t U = 0; U < NU; ++U)
       std::printf("%s%llu", U ? "," : "", (unsigned long long)WarmPath[U]);
     std::printf("], \"warmup_launches\": [");
@@ -590,11 +477,9 @@ int interleave(const std::vector<std::string> &Transports,
   return 0;
 }
 
-/// --switch-in-flight (for the tests): one launch under the default
-/// transport, then one nowait reduction launch under resident; while it is in
-/// flight a switch must be refused, and after the taskwait a switch to copy
-/// and one more launch must succeed. Exit status 0 only
-/// if both happened.
+/// --switch-in-flight (test/transport): a switch must be refused while a
+/// nowait launch under resident holds its slot, and succeed after the
+/// taskwait. Exit status 0 only if both happened.
 int switchInFlight() {
   const BenchHooksTy H = benchHooks();
   const int Dev = benchDevice();
@@ -611,8 +496,8 @@ int switchInFlight() {
     for (int I = 0; I < LoopTrip; ++I)
       S += I;
     // The helper thread takes the slot when it launches: poll (asking for
-    // resident, which changes nothing if granted) for up to 20 s, then ask
-    // for copy while the launch is still in flight.
+    // resident changes nothing if granted) for up to 20 s, then ask for copy
+    // while the launch is still in flight.
     auto End = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     while (!Refused && std::chrono::steady_clock::now() < End)
       Refused = H.SetTransport("resident", Err, sizeof(Err));
@@ -636,60 +521,13 @@ int switchInFlight() {
   return 0;
 }
 
-/// The waits named by --waits' comma-separated \p List (each of poll,
-/// block, default, at most once), or exit status 2 with one line.
-std::vector<WaitTy> parseWaits(const char *List) {
-  std::vector<WaitTy> Out;
-  std::string S(List);
-  for (size_t P = 0; P <= S.size();) {
-    size_t E = S.find(',', P);
-    if (E == std::string::npos)
-      E = S.size();
-    std::string Item = S.substr(P, E - P);
-    const WaitTy *Found = nullptr;
-    for (const WaitTy &W : Waits)
-      if (Item == W.Name)
-        Found = &W;
-    if (!Found) {
-      std::fprintf(stderr,
-                   "kle-bench: error: --waits: unknown wait \"%s\" in "
-                   "\"%s\" (valid: poll, block, default, comma-separated)\n",
-                   Item.c_str(), List);
-      std::exit(2);
-    }
-    for (const WaitTy &W : Out)
-      if (Item == W.Name) {
-        std::fprintf(stderr,
-                     "kle-bench: error: --waits: wait \"%s\" named twice "
-                     "in \"%s\"\n",
-                     Item.c_str(), List);
-        std::exit(2);
-      }
-    Out.push_back(*Found);
-    P = E + 1;
-  }
-  return Out;
-}
-
-/// Parses --interleave's options (every other argument is an error) and runs
-/// interleave().
+/// Parses --interleave's options (any other argument is an error).
 int interleaveMain(int argc, char **argv) {
-  const char *List = nullptr;
+  const char *List = "";
   long Cycles = 200, Warmup = 20, Batch = 64;
   std::vector<long> Teams = {1};
-  std::vector<WaitTy> WaitList;
+  std::vector<std::string> WaitList;
   bool WithFloor = false;
-  auto Num = [&](const char *Opt, const char *V, long Min, long Max) {
-    std::optional<long> N = parseCount(V, Min, Max);
-    if (!N) {
-      std::fprintf(stderr,
-                   "kle-bench: error: %s wants a number from %ld to "
-                   "%ld, not \"%s\"\n",
-                   Opt, Min, Max, V ? V : "");
-      std::exit(2);
-    }
-    return *N;
-  };
   for (int I = 1; I < argc; ++I) {
     const char *A = argv[I], *V = I + 1 < argc ? argv[I + 1] : nullptr;
     if (!std::strcmp(A, "--floor")) {
@@ -699,46 +537,35 @@ int interleaveMain(int argc, char **argv) {
     if (!std::strcmp(A, "--interleave") && V)
       List = V;
     else if (!std::strcmp(A, "--waits") && V)
-      WaitList = parseWaits(V);
+      WaitList = splitList("--waits", "wait", V, "poll, block, default");
     else if (!std::strcmp(A, "--cycles") && V)
-      Cycles = Num(A, V, 2, 10000000);
+      Cycles = count(A, V, 2, 10000000);
     else if (!std::strcmp(A, "--warmup") && V)
-      Warmup = Num(A, V, 0, 10000000);
+      Warmup = count(A, V, 0, 10000000);
     else if (!std::strcmp(A, "--batch") && V)
-      Batch = Num(A, V, 0, 1 << 20);
+      Batch = count(A, V, 0, 1 << 20);
     else if (!std::strcmp(A, "--teams") && V) {
+      // One benchmark name per team count (a JSON key): no repeats.
       Teams.clear();
-      std::string S(V);
-      for (size_t P = 0; P <= S.size();) {
-        size_t E = S.find(',', P);
-        if (E == std::string::npos)
-          E = S.size();
-        long T = Num("--teams", S.substr(P, E - P).c_str(), 1, 1 << 20);
-        if (std::find(Teams.begin(), Teams.end(), T) != Teams.end()) {
-          // One benchmark name per team count: a repeat would be a second
-          // JSON key of the same name, whose samples a reader drops.
-          std::fprintf(stderr,
-                       "kle-bench: error: --teams: team count %ld named "
-                       "twice in \"%s\"\n",
-                       T, V);
-          std::exit(2);
-        }
-        Teams.push_back(T);
-        P = E + 1;
-      }
+      for (const std::string &T : splitList("--teams", nullptr, V, nullptr))
+        Teams.push_back(count("--teams", T.c_str(), 1, 1 << 20));
+      for (size_t J = 0; J < Teams.size(); ++J)
+        if (std::count(Teams.begin(), Teams.end(), Teams[J]) > 1)
+          fail("--teams: team count %ld named twice in \"%s\"", Teams[J], V);
     } else {
       std::fprintf(stderr,
-                   "kle-bench: error: --interleave mode: unexpected "
-                   "argument \"%s\" (options: --interleave LIST "
-                   "--cycles N --warmup N --teams T[,T...] --batch N "
-                   "--waits W[,W...], each with its value, and --floor)\n",
+                   "kle-bench: error: --interleave mode: unexpected argument "
+                   "\"%s\" (options: --interleave LIST --cycles N --warmup N "
+                   "--teams T[,T...] --batch N --waits W[,W...], each with "
+                   "its value, and --floor)\n",
                    A);
       return 2;
     }
     ++I;
   }
-  return interleave(parseInterleave(List ? List : ""), Teams, Cycles, Warmup,
-                    Batch, WaitList, WithFloor);
+  return interleave(splitList("--interleave", "transport", List,
+                              "zerocopy, resident, staged, copy"),
+                    Teams, Cycles, Warmup, Batch, WaitList, WithFloor);
 }
 
 void teamCounts(benchmark::internal::Benchmark *B) {
@@ -747,60 +574,56 @@ void teamCounts(benchmark::internal::Benchmark *B) {
     B->Arg(Teams);
 }
 
+bool hasArg(int argc, char **argv, const char *Arg) {
+  for (int I = 1; I < argc; ++I)
+    if (!std::strcmp(argv[I], Arg))
+      return true;
+  return false;
+}
+
 } // namespace
 
-BENCHMARK(SyncReduction)->Apply(teamCounts)->UseRealTime();
-BENCHMARK(SyncBaseline)->Apply(teamCounts)->UseRealTime();
-BENCHMARK(SyncReduction)->Name("SyncReductionThreads")->Arg(1)->ArgName("teams")
-    ->Threads(1)->Threads(4)->Threads(16)->UseRealTime();
-BENCHMARK_TEMPLATE(Pipelined, true)->Name("PipelinedReduction")->Arg(256)
-    ->ArgName("launches")->UseRealTime();
-BENCHMARK_TEMPLATE(Pipelined, false)->Name("PipelinedBaseline")->Arg(256)
-    ->ArgName("launches")->UseRealTime();
+BENCHMARK_TEMPLATE(Sync, reductionLaunch)
+    ->Name("SyncReduction")
+    ->Apply(teamCounts)
+    ->UseRealTime();
+BENCHMARK_TEMPLATE(Sync, baselineLaunch)
+    ->Name("SyncBaseline")
+    ->Apply(teamCounts)
+    ->UseRealTime();
+BENCHMARK(PipelinedReduction)->Arg(256)->ArgName("launches")->UseRealTime();
 
 int main(int argc, char **argv) {
-  // --list-devices: "<number> <uid>" per offload device, then exit.
-  for (int I = 1; I < argc; ++I)
-    if (!std::strcmp(argv[I], "--list-devices")) {
-      for (int D = 0; D < omp_get_num_devices(); ++D) {
-        const char *Uid = omp_get_uid_from_device(D);
-        std::printf("%d %s\n", D, Uid ? Uid : "?");
-      }
-      return 0;
+  if (hasArg(argc, argv, "--list-devices")) {
+    for (int D = 0; D < omp_get_num_devices(); ++D) {
+      const char *Uid = omp_get_uid_from_device(D);
+      std::printf("%d %s\n", D, Uid ? Uid : "?");
     }
-  // --interleave LIST [--cycles N] [--warmup N] [--teams T,...] [--batch N]
-  // (see interleave()), and --switch-in-flight (a test).
-  for (int I = 1; I < argc; ++I)
-    if (!std::strcmp(argv[I], "--interleave") ||
-        !std::strcmp(argv[I], "--switch-in-flight")) {
-      // The KLE path is timed only with LIBOMPTARGET_KLE_STATS=1, read when
-      // the runtime initialises (before main): re-execute with it set.
-      const char *Stats = std::getenv("LIBOMPTARGET_KLE_STATS");
-      if (!Stats || std::strcmp(Stats, "1")) {
-        setenv("LIBOMPTARGET_KLE_STATS", "1", /*overwrite=*/1);
-        execv("/proc/self/exe", argv);
-        std::fprintf(stderr,
-                     "kle-bench: error: cannot re-execute itself with "
-                     "LIBOMPTARGET_KLE_STATS=1 (%s); set it and run "
-                     "again\n",
-                     std::strerror(errno));
-        return 2;
-      }
-      if (!std::strcmp(argv[I], "--switch-in-flight"))
-        return switchInFlight();
-      return interleaveMain(argc, argv);
+    return 0;
+  }
+  const bool InFlight = hasArg(argc, argv, "--switch-in-flight");
+  if (InFlight || hasArg(argc, argv, "--interleave")) {
+    // The KLE path is timed only with LIBOMPTARGET_KLE_STATS=1, read when
+    // the runtime initialises (before main): re-execute with it set.
+    const char *Stats = std::getenv("LIBOMPTARGET_KLE_STATS");
+    if (!Stats || std::strcmp(Stats, "1")) {
+      setenv("LIBOMPTARGET_KLE_STATS", "1", /*overwrite=*/1);
+      execv("/proc/self/exe", argv);
+      fail("cannot re-execute itself with LIBOMPTARGET_KLE_STATS=1 (%s); set "
+           "it and run again",
+           std::strerror(errno));
     }
-  // --launches N: N synchronous reduction launches (teams=1) and exit; used
-  // to count driver calls per launch under the CUDA driver stand-in.
+    return InFlight ? switchInFlight() : interleaveMain(argc, argv);
+  }
+  // --launches N: N synchronous 1-team reductions (counted under callgrind
+  // by `klebench.py instructions`).
   for (int I = 1; I + 1 < argc; ++I)
     if (!std::strcmp(argv[I], "--launches")) {
       std::optional<long> N = parseCount(argv[I + 1], 0, 1L << 30);
-      if (!N) {
-        std::fprintf(stderr, "kle-bench: error: --launches wants a number of "
-                             "launches from 0 to 1073741824, not \"%s\"\n",
-                     argv[I + 1]);
-        return 2;
-      }
+      if (!N)
+        fail("--launches wants a number of launches from 0 to 1073741824, not "
+             "\"%s\"",
+             argv[I + 1]);
       long Sum = 0;
       for (long K = 0; K < *N; ++K)
         Sum += reductionLaunch(benchDevice(), 1);
@@ -813,20 +636,19 @@ int main(int argc, char **argv) {
   const char *Uid = omp_get_uid_from_device(benchDevice());
   // The devices are initialised now, so the plugin has loaded libcuda.so:
   // register the kernel-only benchmarks if that is bench/kernel-timer's.
-  if (CollectFnTy Collect = kernelTimer()) {
-    for (bool Red : {true, false}) {
-      auto *B = benchmark::RegisterBenchmark(
-          Red ? "KernelReduction" : "KernelBaseline",
-          Red ? KernelTime<true> : KernelTime<false>, Collect);
-      teamCounts(B);
-      B->UseManualTime();
-    }
-  }
-  // Issue 19: kernels whose teams work before reducing (kernel timer only).
-  if (CollectFnTy Collect = kernelTimer()) {
+  if (CollectFnTy Collect = timerFn("kle_kernel_timer_collect")) {
     smGHz(); // a bad KLE_BENCH_SM_GHZ stops the run before any benchmark
-    benchmark::RegisterBenchmark("ReductionAfterWork", ReductionAfterWork, Collect)
-        ->Apply(workArgs)
+    teamCounts(benchmark::RegisterBenchmark("KernelReduction", KernelReduction,
+                                            Collect)
+                   ->UseManualTime());
+    benchmark::RegisterBenchmark("ReductionAfterWork", ReductionAfterWork,
+                                 Collect)
+        ->ArgNames({"teams", "work_ns"})
+        ->Apply([](benchmark::internal::Benchmark *B) {
+          for (int Teams : {1, 132, 16384})
+            for (int WorkNs : {0, 2000, 10000})
+              B->Args({Teams, WorkNs});
+        })
         ->UseManualTime();
   }
   const char *Transport = std::getenv("LIBOMPTARGET_KLE_TRANSPORT");

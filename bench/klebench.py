@@ -13,8 +13,8 @@
   klebench.py stats-summary  the KLE stats lines on stdin summed into one
                              line; exit status 1 and no output without one
 
-`klebench.py COMMAND --help` describes each. Errors are one line
-"klebench COMMAND: error: ..." on stderr."""
+`klebench.py COMMAND --help` describes each (docs/BENCHMARKS.md). Errors are
+one line "klebench COMMAND: error: ..." on stderr."""
 import importlib
 import sys
 

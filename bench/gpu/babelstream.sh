@@ -1,14 +1,10 @@
 #!/usr/bin/env bash
-# Build BabelStream's OpenMP target model (UoB-HPC/BabelStream, -DMODEL=omp)
-# against the installed fork and run it once per KLE transport (zerocopy,
-# staged, copy), interleaved over a few rounds, with a small array so that the
-# kernels' times are launch latency. Prints the median over rounds of
-# BabelStream's per-kernel average time and the ratio to copy. Dot is a teams
-# reduction (the only kernel with a KLE); Copy/Mul/Add/Triad are the no-KLE
-# floor. See docs/BABELSTREAM.md.
-#
-# It never downloads anything: clone BabelStream yourself, outside this
-# repository (or in an ignored path), and pass the checkout.
+# Build BabelStream's OpenMP target model (-DMODEL=omp; a checkout you cloned:
+# nothing is downloaded) against the installed fork and run it under each KLE
+# transport, interleaved over rounds, with a small array so that kernel times
+# are launch latency: per kernel and transport the median over rounds and the
+# ratio to copy. Dot is a teams reduction (a KLE); Copy/Mul/Add/Triad have
+# none. See docs/BABELSTREAM.md.
 # shellcheck disable=SC2015  # "a && b || kle_die": kle_die exits
 set -euo pipefail
 # shellcheck source=scripts/common.sh
@@ -232,14 +228,6 @@ for ((r = 1; r <= rounds; r++)); do
 done
 
 # --- table ----------------------------------------------------------------
-median() { # values on stdin -> median
-  sort -g | awk '{v[NR]=$1} END{if(!NR) exit 1; print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'
-}
-med() { # function transport -> median over rounds of avg_s, in microseconds
-  awk -F, -v f="$1" -v t="$2" '$3==f && $2==t {print $8*1e6}' "$runs" | median
-}
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b > 0) printf "%.2f", a/b; else printf "-" }'; }
-
 case $kind in
   host) dev="x86_64 host device" ;;
   *) dev="$arch${standin:+ on the CUDA driver stand-in}" ;;
@@ -253,34 +241,37 @@ elif [ -n "$standin" ]; then
   echo "HOST-SIDE OVERHEAD ONLY: the CUDA driver stand-in ran no kernel; these are not GPU launch latencies."
 fi
 echo "median over rounds of BabelStream's avg_runtime (us); /copy = ratio to upstream's copy transport"
-# One column per transport, then each non-copy transport's ratio to copy.
-others=(); for t in "${transports[@]}"; do [ "$t" = copy ] || others+=("$t"); done
-row() { # label, then a median per transport (in ${transports[@]} order)
-  local label=$1; shift
-  local args=("$@") i=0 t
-  local -A v
-  for t in "${transports[@]}"; do v[$t]=${args[i]}; i=$((i + 1)); done
-  printf '%-10s' "$label"
-  for t in "${transports[@]}"; do printf ' %12.2f' "${v[$t]}"; done
-  for t in "${others[@]}"; do printf ' %14s' "$(ratio "${v[$t]}" "${v[copy]}")"; done
-  printf '\n'
+# One column per transport (the median over rounds), then each other
+# transport's ratio to copy; Dot-Copy: what the teams reduction adds.
+awk -F, -v ts="${transports[*]}" '
+function median(s,   n, v, i, j, x) {
+  n = split(s, v, " ")
+  for (i = 2; i <= n; i++) { x = v[i]; for (j = i - 1; j && v[j] + 0 > x + 0; j--) v[j + 1] = v[j]; v[j + 1] = x }
+  return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
 }
-printf '%-10s' kernel; for t in "${transports[@]}"; do printf ' %12s' "$t"; done
-for t in "${others[@]}"; do printf ' %14s' "$t/copy"; done; printf '\n'
-functions=$(awk -F, 'NR>1 && $1==1 && $2=="copy" {print $3}' "$runs")
-declare -A m
-for f in $functions; do
-  vals=(); for t in "${transports[@]}"; do m[$f,$t]=$(med "$f" "$t"); vals+=("${m[$f,$t]}"); done
-  row "$f" "${vals[@]}"
-done
-if [ -n "${m[Dot,copy]:-}" ] && [ -n "${m[Copy,copy]:-}" ]; then
-  vals=(); for t in "${transports[@]}"; do
-    vals+=("$(awk -v a="${m[Dot,$t]}" -v b="${m[Copy,$t]}" 'BEGIN{print a-b}')")
-  done
-  row "Dot-Copy" "${vals[@]}"
-  echo "Dot-Copy: what the teams reduction adds over a no-KLE kernel (KLE, the sum's map to/from, the reduction)"
-fi
-
+function row(label,   i) {
+  printf "%-10s", label
+  for (i = 1; i <= nt; i++) printf " %12.2f", m[t[i]]
+  for (i = 1; i <= nt; i++) if (t[i] != "copy") printf " %14s", (m["copy"] > 0 ? sprintf("%.2f", m[t[i]] / m["copy"]) : "-")
+  printf "\n"
+}
+NR > 1 { us[$3, $2] = us[$3, $2] " " $8 * 1e6; if ($1 == 1 && $2 == "copy") fns[++nf] = $3 }
+END {
+  nt = split(ts, t, " ")
+  printf "%-10s", "kernel"
+  for (i = 1; i <= nt; i++) printf " %12s", t[i]
+  for (i = 1; i <= nt; i++) if (t[i] != "copy") printf " %14s", t[i] "/copy"
+  printf "\n"
+  for (f = 1; f <= nf; f++) {
+    for (i = 1; i <= nt; i++) m[t[i]] = med[fns[f], t[i]] = median(us[fns[f], t[i]])
+    row(fns[f])
+  }
+  if (("Dot", "copy") in med && ("Copy", "copy") in med) {
+    for (i = 1; i <= nt; i++) m[t[i]] = med["Dot", t[i]] - med["Copy", t[i]]
+    row("Dot-Copy")
+    print "Dot-Copy: what the teams reduction adds over a no-KLE kernel (KLE, the sum'"'"'s map to/from, the reduction)"
+  }
+}' "$runs"
 echo
 echo "KLE launches per requested transport (LIBOMPTARGET_KLE_STATS, all rounds):"
 for t in "${transports[@]}"; do

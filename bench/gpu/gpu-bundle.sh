@@ -9,42 +9,30 @@
 #                                       bench/gpu/run-gpu.sh wrote (needs this
 #                                       machine's LLVM tools)
 #
-# The bundle (<= 64 MiB):
-#   run-gpu.sh            bench/gpu/run-gpu.sh, the one-shot script
-#   bin/kle-bench         the benchmark (sm_90 image), built as setup.sh does,
-#                         with the floor (bench/kle-floor.h: its sm_90 cubin
-#                         embedded; checked at build)
-#   bin/kle-bench-syncread
-#                         the same, linked against the nvptx DeviceRTL with the
-#                         synchronous KLE read (target devicertl-syncread-nvptx):
-#                         the baseline of run-gpu.sh's DeviceRTL A/B (issue 19)
-#   bin/zerocopy-read     bench/gpu/zerocopy-read.cu (nvcc, sm_90): the cost of one
-#                         read of mapped host memory, from one and 132 SMs
-#   bin/gpu-tests/<t>     test/gpu's programs, compiled for sm_90
-#   gpu-tests.plan        what run-gpu.sh runs for each (bench/gpu/gpu-tests.py)
-#   lib/                  libomp.so, libomptarget.so.22.1 (CUDA plugin, LLVM
-#                         linked statically: target offload-bundle, patch
-#                         0029) and every other library the binaries need
-#                         beyond the C/C++ runtime and the driver
-#   lib/kernel-timer/     bench/kernel-timer's libcuda.so (kernel-only times)
-#   bench/                klebench.py and its package kle/ (compare, the A/B)
-#   MANIFEST              git revision, build date, the GLIBC/GLIBCXX/CXXABI
-#                         versions the target must provide, SHA-256 of every file
-#
-# Checks (the script fails on any): size; every ELF's dependencies resolve
-# inside the bundle or to the base libraries any x86-64 Linux has (libc, libm,
-# libstdc++, libgcc_s, libz, the dynamic loader) or the driver; nothing needs
-# libLLVM; no binary asks for a newer glibc than 2.36 (it also prints the
-# newest GLIBC, GLIBCXX and CXXABI versions needed, which the target's base
-# libraries must provide: Debian 12 builds need GCC 12's libstdc++, as on
-# Ubuntu 22.04 and later); and, when run as root,
-# the bundle starts in a chroot that holds only those base libraries and the
-# CUDA driver stand-in (test/standin/cuda) in the driver's place: no clang,
-# no Debian libraries.
+# The bundle (<= 64 MiB; its files and the checks: docs/GPU-RUN.md): run-gpu.sh,
+# bin/kle-bench (with the floor's cubin), bin/kle-bench-syncread (against the
+# synchronous-read DeviceRTL), bin/zerocopy-read, bin/gpu-tests/* and
+# gpu-tests.plan, lib/ (libomp, the statically linked libomptarget and any
+# other non-base library), lib/kernel-timer/libcuda.so, bench/ (klebench.py
+# and kle/), MANIFEST (revision, needs: line, SHA-256 of every file). check
+# fails on a bundle over 64 MiB, an ELF needing a library from outside it
+# (beyond base libraries and the driver) or libLLVM or a glibc newer than
+# 2.36, a file that does not match the MANIFEST, a planned test program
+# missing; as root it also starts the bundle in a chroot holding only base
+# libraries and the CUDA driver stand-in.
 set -euo pipefail
 source "$(dirname "$0")/../../scripts/common.sh"
 
 bundle="$KLE_BUILD_DIR/gpu-bundle"
+log="$KLE_BUILD_DIR/offload-bundle.log"
+jobs=${KLE_JOBS:-$(nproc)}
+# logged WHAT CMD...: CMD's output into the log; if it fails, the log's
+# tail and one line "WHAT failed".
+logged() {
+  local what=$1
+  shift
+  "$@" >>"$log" 2>&1 || { tail -20 "$log" >&2; kle_die "$what failed (log: $log)"; }
+}
 limit=$((64 * 1024 * 1024))
 base_libs="libc.so.6 libm.so.6 libstdc++.so.6 libgcc_s.so.1 libz.so.1 libpthread.so.0 libdl.so.2 librt.so.1 ld-linux-x86-64.so.2 linux-vdso.so.1"
 arch=${KLE_BUNDLE_ARCH:-sm_90}
@@ -190,19 +178,17 @@ build_read_ab() {
   local nvcc=${KLE_NVCC:-/usr/local/cuda/bin/nvcc}
   [ -x "$nvcc" ] || kle_die "no nvcc at $nvcc (set KLE_NVCC): the bundle carries bench/gpu/zerocopy-read.cu, built with it"
   kle_note "building the synchronous-read nvptx DeviceRTL and kle-bench against it (issue 19 A/B)"
-  ninja -C "$KLE_BUILD_DIR" devicertl-syncread-nvptx >>"$KLE_BUILD_DIR/offload-bundle.log" 2>&1 \
-    || { tail -20 "$KLE_BUILD_DIR/offload-bundle.log" >&2; kle_die "building target devicertl-syncread-nvptx failed (log: $KLE_BUILD_DIR/offload-bundle.log)"; }
+  logged "building target devicertl-syncread-nvptx" ninja -C "$KLE_BUILD_DIR" -j "$jobs" devicertl-syncread-nvptx
   [ -f "$rtl/libomptarget-nvptx.bc" ] || kle_die "devicertl-syncread-nvptx built no $rtl/libomptarget-nvptx.bc"
   if llvm-dis-22 "$rtl/libomptarget-nvptx.bc" -o - | grep -q 'cp\.async'; then
     kle_die "$rtl/libomptarget-nvptx.bc issues cp.async: it is not the synchronous-read DeviceRTL"
   fi
-  cmake -G Ninja -S "$KLE_ROOT/bench" -B "$d" -DCMAKE_CXX_COMPILER=clang++-22 \
-    -DCMAKE_PREFIX_PATH="$KLE_PREFIX" -DKLE_BENCH_NVPTX_DEVICERTL="$rtl" >>"$KLE_BUILD_DIR/offload-bundle.log" 2>&1 \
-    && ninja -C "$d" kle-bench >>"$KLE_BUILD_DIR/offload-bundle.log" 2>&1 \
-    || { tail -20 "$KLE_BUILD_DIR/offload-bundle.log" >&2; kle_die "building kle-bench against the synchronous-read DeviceRTL failed (log: $KLE_BUILD_DIR/offload-bundle.log)"; }
-  "$nvcc" -O2 -std=c++17 -arch="$arch" "$KLE_ROOT/bench/gpu/zerocopy-read.cu" -o "$d/zerocopy-read" \
-    >>"$KLE_BUILD_DIR/offload-bundle.log" 2>&1 \
-    || { tail -20 "$KLE_BUILD_DIR/offload-bundle.log" >&2; kle_die "compiling bench/gpu/zerocopy-read.cu with $nvcc failed"; }
+  logged "configuring kle-bench against the synchronous-read DeviceRTL" cmake -G Ninja \
+    -S "$KLE_ROOT/bench" -B "$d" -DCMAKE_CXX_COMPILER=clang++-22 -DCMAKE_PREFIX_PATH="$KLE_PREFIX" \
+    -DKLE_BENCH_NVPTX_DEVICERTL="$rtl"
+  logged "building kle-bench against the synchronous-read DeviceRTL" ninja -C "$d" -j "$jobs" kle-bench
+  logged "compiling bench/gpu/zerocopy-read.cu with $nvcc" \
+    "$nvcc" -O2 -std=c++17 -arch="$arch" "$KLE_ROOT/bench/gpu/zerocopy-read.cu" -o "$d/zerocopy-read"
 }
 
 build() {
@@ -213,12 +199,11 @@ build() {
     || kle_die "no kernel timer ($KLE_BUILD_DIR/bench/kernel-timer/libcuda.so): the CUDA toolkit's cuda.h was not found when bench/ was configured."
   # Everything in the bundle comes from the current tree: bring the
   # installed fork and kle-bench up to date first (no-ops when they are).
-  ninja -C "$KLE_BUILD_DIR" install >"$KLE_BUILD_DIR/offload-bundle.log" 2>&1 \
-    && ninja -C "$KLE_BUILD_DIR/bench" >>"$KLE_BUILD_DIR/offload-bundle.log" 2>&1 \
-    || { tail -20 "$KLE_BUILD_DIR/offload-bundle.log" >&2; kle_die "bringing the installed fork or kle-bench up to date failed (log: $KLE_BUILD_DIR/offload-bundle.log)"; }
+  : > "$log"
+  logged "bringing the installed fork up to date" ninja -C "$KLE_BUILD_DIR" -j "$jobs" install
+  logged "bringing kle-bench up to date" ninja -C "$KLE_BUILD_DIR/bench" -j "$jobs"
   kle_note "building the relocatable libomptarget (target offload-bundle; a few minutes the first time)"
-  ninja -C "$KLE_BUILD_DIR" offload-bundle >>"$KLE_BUILD_DIR/offload-bundle.log" 2>&1 \
-    || { tail -20 "$KLE_BUILD_DIR/offload-bundle.log" >&2; kle_die "building target offload-bundle failed (log: $KLE_BUILD_DIR/offload-bundle.log)"; }
+  logged "building target offload-bundle" ninja -C "$KLE_BUILD_DIR" -j "$jobs" offload-bundle
   local omptarget="$KLE_BUILD_DIR/bundle/offload/libomptarget.so.22.1" t
   [ -f "$omptarget" ] || kle_die "offload-bundle built no $omptarget"
   build_read_ab

@@ -1,26 +1,19 @@
 #!/usr/bin/env python3
-"""Run test/gpu's lit tests where lit and FileCheck are not installed.
+"""Run test/gpu's lit tests on a GPU machine without lit and FileCheck.
 
-The one-shot GPU machine has a CUDA driver but no LLVM tools, so the GPU
-bundle (bench/gpu/gpu-bundle.sh) carries the test programs prebuilt, and this
-script splits a lit test into what runs there and what is checked here:
-
-  plan DIR TEST.c...   write DIR/gpu-tests.plan: one line per `%run` RUN
-                       line, "<test>\\t<env assignments>\\t<check prefixes>",
-                       taken from the tests' RUN lines (the only RUN shapes
-                       test/gpu uses: `%clang-gpu ... -o %t [libs]` and
-                       `[env K=V|%use-<t> ...] %run %t 2>&1 | %fcheck [--check-prefixes=P] %s`)
+  plan DIR TEST.c...   write DIR/gpu-tests.plan: per `%run` RUN line,
+                       "<test>\\t<env assignments>\\t<check prefixes>" (the
+                       RUN shapes test/gpu uses: `%clang-gpu ... -o %t` and
+                       `[env K=V|%use-<t> ...] %run %t 2>&1 | %fcheck
+                       [--check-prefixes=P] %s`)
   verify PLAN OUTPUT TESTDIR
-                       OUTPUT is what bench/gpu/run-gpu.sh wrote: for each plan
-                       line, a header "=== <n> <test> rc=<status>" and the
-                       program's stdout+stderr (a block ends only at the next
-                       plan line's exact header). Each block is FileChecked
-                       against TESTDIR/<test> with the plan's prefixes, as
-                       lit would; a non-zero status fails the block.
-                       Prints one PASS/FAIL line per block and a total; exit
-                       status 0 only if all passed.
-Standard library only; FileCheck is /usr/lib/llvm-22/bin/FileCheck unless
-KLE_FILECHECK says otherwise.
+                       FileCheck each block of run-gpu.sh's OUTPUT (header
+                       "=== <n> <test> rc=<status>"; a block ends only at the
+                       next plan line's exact header) against TESTDIR/<test>
+                       as lit would; a non-zero status fails it. One PASS/FAIL
+                       line per block, a total; exit status 0 only if all pass.
+Standard library only; FileCheck: $KLE_FILECHECK, else
+/usr/lib/llvm-22/bin/FileCheck.
 """
 import argparse
 import os
@@ -30,7 +23,6 @@ import subprocess
 import sys
 
 RUN = re.compile(r"^//\s*RUN:\s*(.*)$")
-
 
 
 def die(msg):
@@ -72,16 +64,12 @@ def plan(outdir, tests):
 
 
 def parse_blocks(entries, text):
-    """{n: (rc, output)} of OUTPUT's blocks. Block n starts at the exact header
-    run-gpu.sh writes for plan line n, "=== <n> <test> rc=<status>", and ends
-    where block n+1's header (with plan line n+1's test) starts, so a program
-    that prints a line like "=== 3 ..." itself cannot split its block."""
+    """{n: (rc, output)} of OUTPUT's blocks (a program printing "=== 3 ..."
+    cannot split its block: only plan line n+1's exact header ends it)."""
     def header(n):
         return re.compile(r"^=== %d %s rc=(-?\d+)\n" % (n, re.escape(entries[n][0])), re.M)
 
-    def mismatch(n, start):
-        # A header for block n naming another test: the output is not from
-        # this plan (another bundle).
+    def mismatch(n, start):  # block n names another test: another plan's
         m = re.compile(r"^=== %d (\S+) rc=-?\d+$" % n, re.M).search(text, start)
         if m and m.group(1) != entries[n][0]:
             die("output block %d is %s, plan says %s" % (n, m.group(1), entries[n][0]))

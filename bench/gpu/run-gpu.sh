@@ -1,44 +1,19 @@
 #!/usr/bin/env bash
-# kle-offload one-shot GPU run: from a bundle that bench/gpu/gpu-bundle.sh
-# built, on a machine that has an NVIDIA driver and python3 and nothing else
-# (no clang, no LLVM, no Debian libraries):
-#   1. records the machine (nvidia-smi, driver, bundle manifest);
-#   2. runs test/gpu's programs under each transport (outputs checked later,
-#      on the build machine, with `bench/gpu/gpu-bundle.sh verify`);
-#   3. runs `klebench.py compare --waits poll,block`: every transport and the
-#      no-KLE baseline, each under the CUDA plugin's polling and blocking
-#      wait, and the floor (the same work through the CUDA driver directly),
-#      switched launch by launch in one process (end-to-end times, CPU time,
-#      host ns in the KLE path), then a second such process through the
-#      bundle's kernel timer (kernel-only times and device spans): multiples
-#      of the floor, the KLE cost table and paired differences with CIs
-#      (kle-interleaved.json), and `klebench.py plot` of it;
-#   4. prints the KLE stats line of each transport for 1000 launches and for
-#      one Google Benchmark run of PipelinedReduction;
-#   5. the DeviceRTL A/B (`klebench.py compare --ab`: bin/kle-bench against
-#      bin/kle-bench-syncread, kernel-only, every transport) and
-#      bin/zerocopy-read (one mapped-memory read from one and from 132 SMs),
-#      under ncu's L2 sysmem hit/miss counters too when ncu is present.
+# kle-offload's one-shot GPU run (docs/GPU-RUN.md), from a bundle that
+# bench/gpu/gpu-bundle.sh built, on a machine with an NVIDIA driver and
+# python3 only: records the machine; runs test/gpu's programs under each
+# transport (checked on the build machine: gpu-bundle.sh verify); runs
+# `klebench.py compare --waits poll,block` (both passes, the kernel timer's
+# included) and its plot; prints each transport's KLE stats line for 1000
+# launches and for PipelinedReduction; runs the DeviceRTL A/B (`compare --ab`)
+# and bin/zerocopy-read (under ncu's L2 counters when ncu is there).
 # Usage: run-gpu.sh [RESULTS_DIR]   (default: $OUT if set, else ./kle-results)
-# Tunables: KLE_CYCLES (1000 interleaved cycles per benchmark), KLE_MIN_TIME
-# (0.05 s, the pipelined KLE stats run), KLE_CUDA_DRIVER (path of
-# libcuda.so.1; default: /usr/local/nvidia/lib64, then ldconfig),
-# KLE_TEST_TIMEOUT (30 s per GPU test run), KLE_RUN_TIMEOUT (120 s per
-# kle-bench run, in the comparison and here), so one hang cannot use up the
-# run's time limit. KLE_AB_ROUNDS (2) interleaved rounds of the DeviceRTL
-# A/B, KLE_AB_MIN_TIME (0.05 s) per benchmark and repetition there. A plan
-# estimated over 8 minutes (480 s) stops the script before anything runs;
-# KLE_FORCE=1 runs it anyway. All are checked before anything runs; the
-# driver library must load and export cuInit.
-# Wall time on an H200: the estimate is printed first (GPU tests 8 s,
-# measured 2026-11-30; the interleaved passes are estimated from 100 us per
-# synchronous launch and 40 us per pipelined one; the A/B from 50 s per
-# round at 0.05 s). Results are written after each block: the interleaved
-# JSON after each of its passes, the A/B's samples, so a run stopped by a
-# time limit keeps them.
-# Results: machine.txt, gpu-tests.txt, compare.txt (step 5's tables too),
-# kle-interleaved.{json,png}, readpath.json, run.log (7 files, small to
-# carry back; the CSV is left out, the JSON has every figure).
+# Tunables, checked before anything runs: KLE_CYCLES (1000), KLE_MIN_TIME
+# (0.05 s), KLE_TEST_TIMEOUT (30 s), KLE_RUN_TIMEOUT (120 s), KLE_AB_ROUNDS
+# (2), KLE_AB_MIN_TIME (0.05 s), KLE_FORCE (0), KLE_CUDA_DRIVER (found).
+# A plan estimated over 8 minutes on an H200 is refused unless KLE_FORCE=1.
+# Results (written after each block): machine.txt, gpu-tests.txt,
+# compare.txt, kle-interleaved.{json,png}, readpath.json, run.log.
 set -uo pipefail
 B=$(cd "$(dirname "$0")" && pwd)
 R=${1:-${OUT:-$PWD/kle-results}}
@@ -58,29 +33,23 @@ step() { echo; echo "== [$(( $(date +%s) - t0 )) s] $*"; }
 
 command -v python3 >/dev/null || die "python3 is needed for the comparison"
 
-# The tunables, checked before anything runs: a bad value must not cost the
-# run's GPU tests first.
-min_time=${KLE_MIN_TIME:-0.05} cycles=${KLE_CYCLES:-1000}
-test_timeout=${KLE_TEST_TIMEOUT:-30} run_timeout=${KLE_RUN_TIMEOUT:-120}
-is_int() { [[ $1 =~ ^[0-9]{1,9}$ ]]; }
-[[ $min_time =~ ^([0-9]+(\.[0-9]*)?|\.[0-9]+)$ ]] && awk -v v="$min_time" 'BEGIN{exit !(v + 0 > 0)}' \
-  || die "KLE_MIN_TIME=$min_time: want a positive number of seconds per benchmark (for example 0.1)"
-{ is_int "$cycles" && [ $((10#$cycles)) -ge 2 ]; } \
-  || die "KLE_CYCLES=$cycles: want a whole number of interleaved cycles per benchmark, at least 2"
-{ is_int "$test_timeout" && [ $((10#$test_timeout)) -ge 1 ]; } \
-  || die "KLE_TEST_TIMEOUT=$test_timeout: want a whole number of seconds per GPU test run, at least 1"
-{ is_int "$run_timeout" && [ $((10#$run_timeout)) -ge 1 ]; } \
-  || die "KLE_RUN_TIMEOUT=$run_timeout: want a whole number of seconds per kle-bench run, at least 1"
-cycles=$((10#$cycles)) test_timeout=$((10#$test_timeout)) run_timeout=$((10#$run_timeout))
-ab_rounds=${KLE_AB_ROUNDS:-2}
-{ is_int "$ab_rounds" && [ $((10#$ab_rounds)) -ge 1 ]; } \
-  || die "KLE_AB_ROUNDS=$ab_rounds: want a whole number of DeviceRTL A/B rounds, at least 1"
-ab_rounds=$((10#$ab_rounds))
-ab_min_time=${KLE_AB_MIN_TIME:-0.05}
+# tunable NAME VAR DEFAULT (MIN|pos) WANT: $VAR (else DEFAULT) into NAME, a
+# whole number from MIN or a positive number; else one line naming VAR.
+tunable() {
+  local v=${!2:-$3}
+  if [ "$4" = pos ]; then [[ $v =~ ^([0-9]+(\.[0-9]*)?|\.[0-9]+)$ && $v =~ [1-9] ]]
+  else [[ $v =~ ^[0-9]{1,9}$ ]] && [ $((10#$v)) -ge "$4" ] && v=$((10#$v)); fi \
+    || die "$2=$v: want $5"
+  printf -v "$1" %s "$v"
+}
+tunable min_time KLE_MIN_TIME 0.05 pos "a positive number of seconds per benchmark (for example 0.1)"
+tunable cycles KLE_CYCLES 1000 2 "a whole number of interleaved cycles per benchmark, at least 2"
+tunable test_timeout KLE_TEST_TIMEOUT 30 1 "a whole number of seconds per GPU test run, at least 1"
+tunable run_timeout KLE_RUN_TIMEOUT 120 1 "a whole number of seconds per kle-bench run, at least 1"
+tunable ab_rounds KLE_AB_ROUNDS 2 1 "a whole number of DeviceRTL A/B rounds, at least 1"
 force=${KLE_FORCE:-0}
 [[ $force =~ ^[01]$ ]] || die "KLE_FORCE=$force: want 1 (run a plan over one 8-minute call) or 0"
-[[ $ab_min_time =~ ^([0-9]+(\.[0-9]*)?|\.[0-9]+)$ ]] && awk -v v="$ab_min_time" 'BEGIN{exit !(v + 0 > 0)}' \
-  || die "KLE_AB_MIN_TIME=$ab_min_time: want a positive number of seconds per benchmark (for example 0.05)"
+tunable ab_min_time KLE_AB_MIN_TIME 0.05 pos "a positive number of seconds per benchmark (for example 0.05)"
 
 # The plan's time on an H200, printed before anything runs: GPU tests 8 s;
 # interleaved: (cycles + 20 warm-up) x 11 units (4 transports and the
@@ -141,52 +110,30 @@ trap 'rm -rf "$drvdir"' EXIT
 ln -s "$drv" "$drvdir/libcuda.so"
 ln -s "$drv" "$drvdir/libcuda.so.1"
 export LD_LIBRARY_PATH="$B/lib:$drvdir:$(dirname "$drv")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-# A file that is not a CUDA driver (KLE_CUDA_DRIVER=/etc/passwd, libz.so)
-# makes the plugin find no device and say nothing: say why here.
-drv_from=${KLE_CUDA_DRIVER:+ (KLE_CUDA_DRIVER)}
-why=$(python3 - "$drv" 2>&1 <<'PY'
+# Asks the driver library directly (python3's ctypes): "load" says why a
+# file is not a CUDA driver (the plugin would find no device and say
+# nothing); "count" what cuInit and cuDeviceGetCount answer.
+ask_driver() {
+  python3 - "$drv" "$1" 2>&1 <<'PY' | head -1
 import sys
 try:
     import ctypes
+    lib = ctypes.CDLL(sys.argv[1])
 except ImportError:
     sys.exit(0)  # cannot tell; the plugin will
-try:
-    lib = ctypes.CDLL(sys.argv[1])
 except OSError as e:
     sys.exit("cannot be loaded: %s" % e)
-if not hasattr(lib, "cuInit"):
-    sys.exit("is not a CUDA driver (no cuInit)")
-PY
-) || die "the driver library $drv$drv_from ${why:-cannot be loaded}"
-export KLE_GIT_REV=$(sed -n 's/^git: //p' "$B/MANIFEST")
-
-step "machine"
-{
-  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "host: $(uname -srm)"
-  echo "driver library: $drv -> $(readlink -f "$drv")"
-  if command -v nvidia-smi >/dev/null; then
-    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,pcie.link.gen.max,pcie.link.width.max --format=csv 2>&1
-  else
-    echo "nvidia-smi: not on PATH"
-  fi
-  echo; cat "$B/MANIFEST"
-} | tee "$R/machine.txt"
-
-# Why the driver shows no device, in one line (only asked when none shows).
-driver_says() {
-  python3 - "$drv" 2>&1 <<'PY' | head -1
-import ctypes, sys
+if sys.argv[2] == "load":
+    sys.exit(0 if hasattr(lib, "cuInit") else "is not a CUDA driver (no cuInit)")
+def name(r):
+    s = ctypes.c_char_p()
+    try:
+        if lib.cuGetErrorName(r, ctypes.byref(s)) == 0 and s.value:
+            return "%d %s" % (r, s.value.decode())
+    except AttributeError:
+        pass
+    return str(r)
 try:
-    lib = ctypes.CDLL(sys.argv[1])
-    def name(r):
-        s = ctypes.c_char_p()
-        try:
-            if lib.cuGetErrorName(r, ctypes.byref(s)) == 0 and s.value:
-                return "%d %s" % (r, s.value.decode())
-        except AttributeError:
-            pass
-        return str(r)
     r = lib.cuInit(0)
     if r:
         print("cuInit(0) returned %s" % name(r))
@@ -198,18 +145,44 @@ except Exception as e:
     print("asking the driver directly failed: %s" % e)
 PY
 }
-kle_bench_status() { # exit status -> words
+drv_from=${KLE_CUDA_DRIVER:+ (KLE_CUDA_DRIVER)}
+why=$(ask_driver load) || die "the driver library $drv$drv_from ${why:-cannot be loaded}"
+export KLE_GIT_REV=$(sed -n 's/^git: //p' "$B/MANIFEST")
+
+step "machine"
+{
+  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "host: $(uname -srm)"
+  echo "driver library: $drv -> $(readlink -f "$drv")"
+  if command -v nvidia-smi >/dev/null; then
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,pcie.link.gen.max,pcie.link.width.max --format=csv 2>&1
+  else echo "nvidia-smi: not on PATH"; fi
+  echo; cat "$B/MANIFEST"
+} | tee "$R/machine.txt"
+
+status() { # exit status -> words
   case $1 in 124) echo "timed out after $run_timeout s (KLE_RUN_TIMEOUT)" ;; *) echo "exit status $1" ;; esac
+}
+# run_step PREFIX PATTERN WHAT CMD...: CMD under KLE_RUN_TIMEOUT; its lines
+# matching PATTERN, and a warning if it failed, prefixed into compare.txt.
+run_step() {
+  local prefix=$1 pat=$2 what=$3 rc
+  shift 3
+  timeout "$run_timeout" "$@" > "$drvdir/out" 2>&1
+  rc=$?
+  { grep -E "$pat" "$drvdir/out" | head -40
+    [ $rc = 0 ] || echo "kle-offload: warning: $what failed: $(status $rc)"
+  } | sed "s/^/$prefix/" | tee -a "$R/compare.txt"
 }
 
 step "devices"
 timeout "$run_timeout" "$B/bin/kle-bench" --list-devices > "$drvdir/devs" 2> "$drvdir/devs.err"
 rc=$?
 cat "$drvdir/devs" "$drvdir/devs.err"
-[ $rc = 0 ] || die "kle-bench --list-devices failed: $(kle_bench_status $rc) (driver $drv); see the lines above"
+[ $rc = 0 ] || die "kle-bench --list-devices failed: $(status $rc) (driver $drv); see the lines above"
 if ! grep -q ' CUDA-' "$drvdir/devs"; then
   listed=$(grep -v '^[[:space:]]*$' "$drvdir/devs" | head -4 | tr '\n' ';' | sed 's/;$//; s/;/; /g')
-  die "the CUDA plugin found no GPU with driver $drv$drv_from: kle-bench --list-devices listed ${listed:-no device}; the driver itself says: $(driver_says). Check nvidia-smi, that the driver library matches the kernel module, and CUDA_VISIBLE_DEVICES${CUDA_VISIBLE_DEVICES+ (set to '$CUDA_VISIBLE_DEVICES')}"
+  die "the CUDA plugin found no GPU with driver $drv$drv_from: kle-bench --list-devices listed ${listed:-no device}; the driver itself says: $(ask_driver count). Check nvidia-smi, that the driver library matches the kernel module, and CUDA_VISIBLE_DEVICES${CUDA_VISIBLE_DEVICES+ (set to '$CUDA_VISIBLE_DEVICES')}"
 fi
 
 step "GPU tests (checked on the build machine: bench/gpu/gpu-bundle.sh verify)"
@@ -218,85 +191,61 @@ n=0
 while IFS=$'\t' read -r test envs prefixes; do
   [ -n "$test" ] || continue
   # shellcheck disable=SC2086 # $envs is a list of K=V words
-  env $envs timeout "$test_timeout" "$B/bin/gpu-tests/${test%.c}" \
-    < /dev/null > "$drvdir/out" 2>&1
+  env $envs timeout "$test_timeout" "$B/bin/gpu-tests/${test%.c}" < /dev/null > "$drvdir/out" 2>&1
   rc=$?
   { echo "=== $n $test rc=$rc"; cat "$drvdir/out"; } >> "$R/gpu-tests.txt"
   echo "  $test [${envs:-default}]: exit status $rc"
   n=$((n + 1))
 done < "$B/gpu-tests.plan"
 
+klebench() { python3 "$B/bench/klebench.py" "$@"; }
 step "interleaved comparison (one process, transports, waits and the floor switched per launch)"
-python3 "$B/bench/klebench.py" compare --bench "$B/bin/kle-bench" --waits poll,block \
-  --cycles "$cycles" --kernel-times "$B/lib/kernel-timer" --timeout "$run_timeout" \
-  --out "$R" | tee "$R/compare.txt"
+klebench compare --bench "$B/bin/kle-bench" --waits poll,block --cycles "$cycles" \
+  --kernel-times "$B/lib/kernel-timer" --timeout "$run_timeout" --out "$R" | tee "$R/compare.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || echo "kle-offload: warning: the interleaved comparison failed (see above); going on"
-# The file limit: kle-interleaved.json has every figure of the CSV.
-rm -f "$R/kle-interleaved.csv"
+rm -f "$R/kle-interleaved.csv" # the JSON has every figure
 
 step "plot"
-python3 "$B/bench/klebench.py" plot "$R/kle-interleaved.json" -o "$R/kle-interleaved.png" \
-  || echo "kle-offload: warning: no plot (see above)"
+klebench plot "$R/kle-interleaved.json" -o "$R/kle-interleaved.png" || echo "kle-offload: warning: no plot (see above)"
 
-step "KLE stats, 1000 synchronous launches per transport"
-# The transports: bench/klebench.py's list, the only one.
-transports=$(python3 "$B/bench/klebench.py" transports)
+transports=$(klebench transports)
 [ -n "$transports" ] || echo "kle-offload: warning: no transport list from $B/bench/klebench.py: no KLE stats" | tee -a "$R/compare.txt"
+step "KLE stats, 1000 synchronous launches per transport"
 for t in $transports; do
-  LIBOMPTARGET_KLE_TRANSPORT=$t LIBOMPTARGET_KLE_STATS=1 timeout "$run_timeout" "$B/bin/kle-bench" \
-    --launches 1000 > "$drvdir/out" 2>&1
-  rc=$?
-  { grep -E 'KLE stats|checksum' "$drvdir/out"
-    [ $rc = 0 ] || echo "kle-offload: warning: kle-bench --launches 1000 failed: $(kle_bench_status $rc)"
-  } | sed "s/^/  $t: /" | tee -a "$R/compare.txt"
+  LIBOMPTARGET_KLE_TRANSPORT=$t LIBOMPTARGET_KLE_STATS=1 run_step "  $t: " 'KLE stats|checksum' \
+    "kle-bench --launches 1000" "$B/bin/kle-bench" --launches 1000
 done
+# Slab growth, first-use KLE writes and peak slots over one Google Benchmark
+# run: is a transport's pipelined cost one-time growth over a short run?
 step "KLE stats, PipelinedReduction (256 nowait launches per iteration, KLE_MIN_TIME s)"
-# Slab growth, first-use KLE writes (resident_writes) and peak slots over one
-# Google Benchmark run of the pipelined benchmark: tells whether a
-# transport's pipelined cost is one-time growth amortised over a short run.
 for t in $transports; do
-  LIBOMPTARGET_KLE_TRANSPORT=$t LIBOMPTARGET_KLE_STATS=1 timeout "$run_timeout" "$B/bin/kle-bench" \
-    --benchmark_filter='^PipelinedReduction' --benchmark_min_time="$min_time" > "$drvdir/out" 2>&1
-  rc=$?
-  { grep -E 'KLE stats|^PipelinedReduction' "$drvdir/out"
-    [ $rc = 0 ] || echo "kle-offload: warning: kle-bench PipelinedReduction failed: $(kle_bench_status $rc)"
-  } | sed "s/^/  $t: /" | tee -a "$R/compare.txt"
+  LIBOMPTARGET_KLE_TRANSPORT=$t LIBOMPTARGET_KLE_STATS=1 run_step "  $t: " 'KLE stats|^PipelinedReduction' \
+    "kle-bench PipelinedReduction" "$B/bin/kle-bench" --benchmark_filter='^PipelinedReduction' \
+    --benchmark_min_time="$min_time"
 done
-# Where zero-copy's KLE read happens (docs/DESIGN.md): the A/B runs the two
-# DeviceRTL builds alternately, kernel-only, under every transport; the
-# microbenchmark measures the read itself.
+# Where zero-copy's KLE read happens (docs/DESIGN.md): the two DeviceRTL
+# builds alternately, kernel-only, and the read itself.
 step "DeviceRTL A/B: asynchronous (kle-bench) vs synchronous (kle-bench-syncread) KLE read, kernel-only"
 if [ -x "$B/bin/kle-bench-syncread" ]; then
-  python3 "$B/bench/klebench.py" compare --ab async="$B/bin/kle-bench" \
-    --ab sync="$B/bin/kle-bench-syncread" --rounds "$ab_rounds" --min-time "$ab_min_time" \
-    --kernel-times "$B/lib/kernel-timer" --timeout "$run_timeout" \
-    --json "$R/readpath.json" 2>&1 | tee -a "$R/compare.txt"
+  klebench compare --ab async="$B/bin/kle-bench" --ab sync="$B/bin/kle-bench-syncread" \
+    --rounds "$ab_rounds" --min-time "$ab_min_time" --kernel-times "$B/lib/kernel-timer" \
+    --timeout "$run_timeout" --json "$R/readpath.json" 2>&1 | tee -a "$R/compare.txt"
   [ "${PIPESTATUS[0]}" = 0 ] || echo "kle-offload: warning: the DeviceRTL A/B failed (see above)" | tee -a "$R/compare.txt"
 else
   echo "kle-offload: note: no bin/kle-bench-syncread in this bundle: no DeviceRTL A/B"
 fi
 step "zero-copy read microbenchmark (bin/zerocopy-read)"
 if [ -x "$B/bin/zerocopy-read" ]; then
-  timeout "$run_timeout" "$B/bin/zerocopy-read" > "$drvdir/out" 2>&1
-  rc=$?
-  { cat "$drvdir/out"
-    [ $rc = 0 ] || echo "kle-offload: warning: zerocopy-read failed: $(kle_bench_status $rc)"
-  } | sed 's/^/  /' | tee -a "$R/compare.txt"
+  run_step "  " . zerocopy-read "$B/bin/zerocopy-read"
   ncu=$(command -v ncu || true)
   [ -n "$ncu" ] || [ ! -x /usr/local/cuda/bin/ncu ] || ncu=/usr/local/cuda/bin/ncu
-  if [ -n "$ncu" ]; then
-    for m in same lines; do
-      timeout "$run_timeout" "$ncu" --kernel-name read16 --metrics \
-        lts__t_sectors_srcunit_tex_aperture_sysmem_op_read_lookup_hit.sum,lts__t_sectors_srcunit_tex_aperture_sysmem_op_read_lookup_miss.sum \
-        "$B/bin/zerocopy-read" --only "$m" > "$drvdir/out" 2>&1
-      rc=$?
-      { grep -E 'read16|lts__t_sectors|==ERR|==WARNING' "$drvdir/out" | head -20
-        [ $rc = 0 ] || echo "kle-offload: warning: ncu on zerocopy-read --only $m failed: $(kle_bench_status $rc)"
-      } | sed "s/^/  ncu $m: /" | tee -a "$R/compare.txt"
-    done
-  else
-    echo "  no ncu on PATH or in /usr/local/cuda/bin: no L2 sysmem hit/miss counters" | tee -a "$R/compare.txt"
-  fi
+  for m in ${ncu:+same lines}; do
+    run_step "  ncu $m: " 'read16|lts__t_sectors|==ERR|==WARNING' "ncu on zerocopy-read --only $m" \
+      "$ncu" --kernel-name read16 --metrics \
+      lts__t_sectors_srcunit_tex_aperture_sysmem_op_read_lookup_hit.sum,lts__t_sectors_srcunit_tex_aperture_sysmem_op_read_lookup_miss.sum \
+      "$B/bin/zerocopy-read" --only "$m"
+  done
+  [ -n "$ncu" ] || echo "  no ncu on PATH or in /usr/local/cuda/bin: no L2 sysmem hit/miss counters" | tee -a "$R/compare.txt"
 else
   echo "kle-offload: note: no bin/zerocopy-read in this bundle"
 fi

@@ -5,50 +5,29 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// A libcuda.so interposer that measures how long each kernel runs on the
-// GPU, so kle-bench can show whether reading the KLE in place over the host
-// link slows the kernel down (issue 5: "kernel-only time").
+// A libcuda.so interposer that times each kernel on the GPU (kle-bench's
+// kernel-only rows and the interleaved method's second pass). Built as
+// kernel-timer/libcuda.so with DT_NEEDED libcuda.so.1: with its directory
+// first on LD_LIBRARY_PATH the CUDA plugin's dlopen("libcuda.so") finds
+// cuLaunchKernel and cuMemcpyHtoDAsync here and every other entry point in
+// the real driver. Never installed; put on the path for one pass only (two
+// events per launch add to launch latency).
 //
-// How it is loaded: the CUDA plugin dlopen()s "libcuda.so" and looks every
-// driver entry point up in that handle. This library is built as
-// kernel-timer/libcuda.so with DT_NEEDED libcuda.so.1, so with its directory
-// first on LD_LIBRARY_PATH the plugin finds cuLaunchKernel here and every
-// other entry point in the real driver (dlsym searches the handle's
-// dependencies). It is never installed; bench/klebench.py
-// compare (--kernel-times) and the GPU bundle put it on the path for one pass only,
-// because the two events per launch add to launch latency.
+// A kernel's time is cuEventElapsedTime of events recorded on its stream
+// around cuLaunchKernel (about 0.5 us resolution). So that the start event
+// does not fire while the host is still submitting, the stream is first held
+// on a pinned flag (cuStreamWaitValue32) that the host raises after the
+// launch; without stream memory operations, one note, and times include
+// submission. A device span is, per kernel, the GPU time of the
+// host-to-device copies queued on its stream since its previous kernel (each
+// timed by an event pair) plus the kernel's own.
 //
-// What it measures: cuEventRecord on the launch's stream before and after
-// cuLaunchKernel; cuEventElapsedTime of the pair is the kernel's run time on
-// the device, in milliseconds, with the driver's event resolution (about
-// 0.5 us). Events are created with default flags and recycled. So that the
-// start event does not fire while the host is still submitting the kernel
-// (which would add the submission time, more so on an idle stream than
-// behind a queued KLE copy), the stream is held first: cuStreamWaitValue32
-// on a pinned flag, then the two events and the launch are queued, then the
-// host sets the flag. Where stream memory operations are unavailable the
-// hold is skipped (one note on stderr) and times include submission.
-//
-// Interface (C, for kle-bench, looked up with dlsym):
+// Interface (C, found with dlsym), thread-safe:
 //   size_t kle_kernel_timer_collect(double *Ms, size_t Max, int Wait)
-//     Moves up to Max completed kernel times (ms, in launch order) into Ms
-//     and returns how many. Wait != 0 first waits (without holding the
-//     timer's lock) for the launches pending when it was called.
-//     Thread-safe (one mutex).
-//   size_t kle_kernel_timer_dropped(void)
-//     Launches whose time was lost (an event call failed).
 //   size_t kle_kernel_timer_collect_spans(double *Ms, size_t Max, int Wait)
-//     As kle_kernel_timer_collect, for device spans: per kernel, the GPU
-//     time of the host-to-device copies queued on its stream since the
-//     stream's previous kernel (the region's maps and, for copy and staged,
-//     the KLE) plus the kernel's own time, each copy timed by an event pair
-//     around its cuMemcpyHtoDAsync. Summing busy intervals keeps host gaps
-//     between the region's submissions out; a copy's pair includes that
-//     copy's own submission (the stream is held only for the kernel: a hold
-//     ahead of a pageable copy could stall the driver's staging).
-//
-// Follows the usual CUDA event-timing pattern (CUDA C Programming Guide,
-// "Events"); nothing here changes what the plugin or kernel does.
+//     move up to Max completed kernel times (spans), ms in launch order,
+//     into Ms and return how many; Wait != 0 first waits for the launches
+//     pending at the call. Spans are recorded from the first _spans call on.
 //
 //===----------------------------------------------------------------------===//
 
@@ -65,22 +44,15 @@
 
 namespace {
 
-using LaunchFnTy = CUresult (*)(CUfunction, unsigned, unsigned, unsigned,
-                                unsigned, unsigned, unsigned, unsigned,
-                                CUstream, void **, void **);
-
-LaunchFnTy realLaunch() {
-  static LaunchFnTy Fn = [] {
-    // The real driver is this library's dependency, so it is loaded already.
-    void *H = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-    LaunchFnTy F =
-        H ? reinterpret_cast<LaunchFnTy>(dlsym(H, "cuLaunchKernel")) : nullptr;
-    if (!F)
-      std::fprintf(stderr, "kle-kernel-timer: error: cannot find "
-                           "cuLaunchKernel in libcuda.so.1\n");
-    return F;
-  }();
-  return Fn;
+/// The real driver's entry point \p Name (the driver is this library's
+/// dependency, so it is loaded already).
+template <typename FnTy> FnTy real(const char *Name) {
+  void *H = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  FnTy F = H ? reinterpret_cast<FnTy>(dlsym(H, Name)) : nullptr;
+  if (!F)
+    std::fprintf(stderr, "kle-kernel-timer: error: cannot find %s in "
+                         "libcuda.so.1\n", Name);
+  return F;
 }
 
 struct PendingTy {
@@ -110,7 +82,6 @@ struct TimerTy {
   std::deque<PendingTy> Pending; // launch order
   std::map<CUcontext, std::vector<CUevent>> Free; // events belong to a context
   std::deque<double> DoneMs;
-  size_t Dropped = 0;
   /// Per stream: the timed copies queued since its last kernel.
   std::map<CUstream, SpanTy> OpenSpans;
   std::deque<SpanTy> PendingSpans; // launch order
@@ -133,10 +104,8 @@ struct TimerTy {
              cuEventElapsedTime(&Ms, B, E) == CUDA_SUCCESS;
         Sum += Ms;
       }
-      if (Ok)
+      if (Ok) // else the span is lost
         DoneSpanMs.push_back(Sum);
-      else
-        ++Dropped;
       recycle(S);
       PendingSpans.pop_front();
     }
@@ -162,19 +131,17 @@ struct TimerTy {
     return E;
   }
 
-  // Moves finished pairs (in order) to DoneMs; with Wait, waits for all.
-  void harvest(bool Wait) {
+  // Moves finished pairs (in order) to DoneMs; never waits.
+  void harvest() {
     while (!Pending.empty()) {
       PendingTy &P = Pending.front();
-      CUresult R = Wait ? cuEventSynchronize(P.End) : cuEventQuery(P.End);
+      CUresult R = cuEventQuery(P.End);
       if (R == CUDA_ERROR_NOT_READY)
         return;
       float Ms = 0;
-      if (R == CUDA_SUCCESS &&
+      if (R == CUDA_SUCCESS && // else the time is lost
           cuEventElapsedTime(&Ms, P.Start, P.End) == CUDA_SUCCESS)
         DoneMs.push_back(Ms);
-      else
-        ++Dropped;
       Free[P.Ctx].push_back(P.Start);
       Free[P.Ctx].push_back(P.End);
       Pending.pop_front();
@@ -193,7 +160,10 @@ extern "C" __attribute__((visibility("default"))) CUresult
 cuLaunchKernel(CUfunction F, unsigned GX, unsigned GY, unsigned GZ,
                unsigned BX, unsigned BY, unsigned BZ, unsigned SharedBytes,
                CUstream Stream, void **Params, void **Extra) {
-  LaunchFnTy Real = realLaunch();
+  using LaunchFnTy = CUresult (*)(CUfunction, unsigned, unsigned, unsigned,
+                                  unsigned, unsigned, unsigned, unsigned,
+                                  CUstream, void **, void **);
+  static LaunchFnTy Real = real<LaunchFnTy>("cuLaunchKernel");
   if (!Real)
     return CUDA_ERROR_NOT_FOUND;
   TimerTy &T = timer();
@@ -241,34 +211,27 @@ cuLaunchKernel(CUfunction F, unsigned GX, unsigned GY, unsigned GZ,
   }
   std::lock_guard<std::mutex> L(T.M);
   auto Open = T.OpenSpans.find(Stream);
-  const bool Spans = T.SpansWanted.load(std::memory_order_relaxed);
-  if (Timed && Spans) {
-    // The span's kernel pair is the kernel's own: collect spans before
-    // their kernels' events are recycled (kle-bench drains both).
-    SpanTy S =
-        Open != T.OpenSpans.end() ? std::move(Open->second) : SpanTy{P.Ctx, {}};
+  SpanTy S = Open != T.OpenSpans.end() ? std::move(Open->second) : SpanTy{};
+  if (Open != T.OpenSpans.end())
+    T.OpenSpans.erase(Open);
+  if (Timed && T.SpansWanted.load(std::memory_order_relaxed)) {
+    // The span's last pair is the kernel's own: spans are harvested before
+    // harvest() recycles the kernels' events (kle-bench drains both).
     S.Ctx = P.Ctx;
     S.Pairs.push_back({P.Start, P.End});
     T.PendingSpans.push_back(std::move(S));
+  } else if (!S.Pairs.empty()) {
+    T.recycle(S);
+  }
+  if (Timed) {
     T.Pending.push_back(P);
-    T.harvestSpans(); // before harvest() recycles the kernels' events
-    T.harvest(/*Wait=*/false);
-  } else if (Timed) {
-    if (Open != T.OpenSpans.end())
-      T.recycle(Open->second);
-    T.Pending.push_back(P);
-    T.harvest(/*Wait=*/false);
+    T.harvestSpans();
+    T.harvest();
   } else {
-    if (Open != T.OpenSpans.end())
-      T.recycle(Open->second);
-    if (R == CUDA_SUCCESS)
-      ++T.Dropped;
     for (CUevent E : {P.Start, P.End})
       if (E)
         T.Free[P.Ctx].push_back(E);
   }
-  if (Open != T.OpenSpans.end())
-    T.OpenSpans.erase(Open);
   return R;
 }
 
@@ -279,11 +242,7 @@ using CopyFnTy = CUresult (*)(CUdeviceptr, const void *, size_t, CUstream);
 extern "C" __attribute__((visibility("default"))) CUresult
 cuMemcpyHtoDAsync(CUdeviceptr Dst, const void *Src, size_t Bytes,
                   CUstream Stream) {
-  static CopyFnTy Real = [] {
-    void *H = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-    return H ? reinterpret_cast<CopyFnTy>(dlsym(H, "cuMemcpyHtoDAsync_v2"))
-             : nullptr;
-  }();
+  static CopyFnTy Real = real<CopyFnTy>("cuMemcpyHtoDAsync_v2");
   if (!Real)
     return CUDA_ERROR_NOT_FOUND;
   TimerTy &T = timer();
@@ -316,59 +275,44 @@ cuMemcpyHtoDAsync(CUdeviceptr Dst, const void *Src, size_t Bytes,
   return R;
 }
 
-extern "C" __attribute__((visibility("default"))) size_t
-kle_kernel_timer_collect_spans(double *Ms, size_t Max, int Wait) {
+namespace {
+/// Both collectors: waits (outside the lock: a pending launch may depend on
+/// work another thread is about to queue) for the pending kernels or spans,
+/// then moves up to Max finished times into Ms.
+size_t collect(double *Ms, size_t Max, int Wait, bool Spans) {
   TimerTy &T = timer();
-  T.SpansWanted.store(true, std::memory_order_relaxed);
   if (Wait) {
     std::vector<CUevent> Ends;
     {
       std::lock_guard<std::mutex> L(T.M);
-      for (const SpanTy &S : T.PendingSpans)
-        Ends.push_back(S.Pairs.back().second);
-    }
-    for (CUevent E : Ends)
-      cuEventSynchronize(E);
-  }
-  std::lock_guard<std::mutex> L(T.M);
-  T.harvestSpans();
-  size_t N = 0;
-  while (N < Max && !T.DoneSpanMs.empty()) {
-    Ms[N++] = T.DoneSpanMs.front();
-    T.DoneSpanMs.pop_front();
-  }
-  return N;
-}
-
-extern "C" __attribute__((visibility("default"))) size_t
-kle_kernel_timer_collect(double *Ms, size_t Max, int Wait) {
-  TimerTy &T = timer();
-  if (Wait) {
-    // Wait outside the lock: a pending launch may depend on work another
-    // thread is about to queue through cuLaunchKernel (which takes T.M).
-    std::vector<CUevent> Ends;
-    {
-      std::lock_guard<std::mutex> L(T.M);
-      for (const PendingTy &P : T.Pending)
-        Ends.push_back(P.End);
+      if (Spans)
+        for (const SpanTy &S : T.PendingSpans)
+          Ends.push_back(S.Pairs.back().second);
+      else
+        for (const PendingTy &P : T.Pending)
+          Ends.push_back(P.End);
     }
     for (CUevent E : Ends)
       cuEventSynchronize(E);
   }
   std::lock_guard<std::mutex> L(T.M);
   T.harvestSpans(); // before harvest() recycles the kernels' events
-  T.harvest(/*Wait=*/false);
+  T.harvest();
+  std::deque<double> &Done = Spans ? T.DoneSpanMs : T.DoneMs;
   size_t N = 0;
-  while (N < Max && !T.DoneMs.empty()) {
-    Ms[N++] = T.DoneMs.front();
-    T.DoneMs.pop_front();
-  }
+  for (; N < Max && !Done.empty(); Done.pop_front())
+    Ms[N++] = Done.front();
   return N;
+}
+} // namespace
+
+extern "C" __attribute__((visibility("default"))) size_t
+kle_kernel_timer_collect_spans(double *Ms, size_t Max, int Wait) {
+  timer().SpansWanted.store(true, std::memory_order_relaxed);
+  return collect(Ms, Max, Wait, /*Spans=*/true);
 }
 
 extern "C" __attribute__((visibility("default"))) size_t
-kle_kernel_timer_dropped(void) {
-  TimerTy &T = timer();
-  std::lock_guard<std::mutex> L(T.M);
-  return T.Dropped;
+kle_kernel_timer_collect(double *Ms, size_t Max, int Wait) {
+  return collect(Ms, Max, Wait, /*Spans=*/false);
 }

@@ -1,7 +1,7 @@
-"""What every klebench.py command shares: the transport list, talking to
-bench/kle-bench, the KLE stats line, checking --out before any work, the one
-error exit (die) and the one re-execution under Debian's python3 when numpy
-or scipy are missing (require_scipy)."""
+"""What every klebench.py command shares: the transport list, running
+programs, the KLE stats line, the one error exit (die), checking --out before
+any work, and one re-execution under Debian's python3 when a package is
+missing (require)."""
 import json
 import os
 import re
@@ -10,92 +10,66 @@ import sys
 import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-# The running command's name in its messages ("klebench compare"; set by
-# bench/klebench.py).
-PROG = "klebench"
+PROG = "klebench"  # the running command's name in messages (set by klebench.py)
 
 # The KLE transports, in the order every tool runs and shows them: the one
-# place the tooling lists them (klebench.py's commands, scripts/transport-table.py,
-# bench/gpu/run-gpu.sh and babelstream.sh through `klebench.py transports`).
-# A new transport is one more name here.
+# list (klebench.py, scripts/transport-table.py, and bench/gpu's scripts
+# through `klebench.py transports`).
 TRANSPORTS = ("zerocopy", "resident", "staged", "copy")
 
-# The report the CUDA driver stand-in adds to every run's stderr at context
-# release and exit (live and peak allocations, launches, call counts): never
-# kle-bench's complaint. (Its VIOLATION, FAILED and injected-failure lines
-# are kept: they can be the reason a run failed.)
+# The CUDA driver stand-in's exit report on stderr: never a program's
+# complaint (its VIOLATION and FAILED lines are kept).
 STANDIN_REPORT = re.compile(r"^kle-standin: (live|peak|launches=|calls )")
 
-
-# The runtime's KLE stats line (LIBOMPTARGET_KLE_STATS=1, at deinit):
-# "omptarget KLE stats: device N: launches copy=.. staged=.. zerocopy=..
-# resident=..; fallbacks R=n ...; key=value ...[; host_ns_per_launch_in_kle_path=n]".
+# The runtime's LIBOMPTARGET_KLE_STATS=1 line: "omptarget KLE stats: device N:
+# launches copy=.. ...; fallbacks R=n ...; key=value ...".
 STATS_LINE = re.compile(r"KLE stats: device (?P<device>\d+): launches (?P<launches>[^;]*); "
                         r"fallbacks (?P<fallbacks>[^;]*);(?P<rest>.*)$")
 
 
 def _pairs(text):
-    out = {}
-    for item in text.replace(";", " ").split():
-        k, eq, v = item.partition("=")
-        if eq and v.isdigit():
-            out[k] = int(v)
-    return out
+    kv = (item.partition("=") for item in text.replace(";", " ").split())
+    return {k: int(v) for k, eq, v in kv if eq and v.isdigit()}
 
 
 def parse_stats(text):
-    """Every KLE stats line in text, as {"device": n, "launches": {transport:
-    n}, "fallbacks": {reason: n}, "fields": {key: n}} (fields: slabs, ...,
-    host_ns_per_launch_in_kle_path when timed); any transport the runtime
-    names is kept, so a new one needs no change here."""
-    found = []
-    for line in (text or "").splitlines():
-        m = STATS_LINE.search(line)
-        if m:
-            found.append({"device": int(m.group("device")),
-                          "launches": _pairs(m.group("launches")),
-                          "fallbacks": _pairs(m.group("fallbacks")),
-                          "fields": _pairs(m.group("rest"))})
-    return found
+    """Every KLE stats line in text as {"device", "launches": {transport: n},
+    "fallbacks": {reason: n}, "fields": {key: n}}; any transport is kept."""
+    return [{"device": int(m.group("device")), "launches": _pairs(m.group("launches")),
+             "fallbacks": _pairs(m.group("fallbacks")), "fields": _pairs(m.group("rest"))}
+            for m in map(STATS_LINE.search, (text or "").splitlines()) if m]
 
 
 def stats_summary(stats):
-    """One line summing parse_stats() entries: "copy=.. staged=.. zerocopy=..
-    resident=..; fallbacks R=n ..." (" none" when no fallback), or None."""
+    """parse_stats() entries summed into "copy=.. staged=.. zerocopy=..
+    resident=..; fallbacks R=n ..." (" none" without a fallback), or None."""
     if not stats:
         return None
-    launches, fallbacks = {}, {}
+    sums = {"launches": {}, "fallbacks": {}}
     for st in stats:
-        for k, v in st["launches"].items():
-            launches[k] = launches.get(k, 0) + v
-        for k, v in st["fallbacks"].items():
-            fallbacks[k] = fallbacks.get(k, 0) + v
-    names = [t for t in ("copy", "staged", "zerocopy", "resident") if t in launches] + \
-        sorted(t for t in launches if t not in ("copy", "staged", "zerocopy", "resident"))
-    fb = " ".join("%s=%d" % (k, v) for k, v in sorted(fallbacks.items()) if v)
+        for key, total in sums.items():
+            for k, v in st[key].items():
+                total[k] = total.get(k, 0) + v
+    order = ("copy", "staged", "zerocopy", "resident")
+    launches = sums["launches"]
+    names = [t for t in order if t in launches] + sorted(set(launches) - set(order))
+    fb = " ".join("%s=%d" % kv for kv in sorted(sums["fallbacks"].items()) if kv[1])
     return "%s; fallbacks %s" % (" ".join("%s=%d" % (t, launches[t]) for t in names),
                                  fb or "none")
 
 
 def die(prog, msg, code=1):
-    """The benchmark scripts' error exit: one line "<prog>: error: <msg>" on
-    stderr, exit status code."""
+    """One line "<prog>: error: <msg>" on stderr, then exit status code."""
     print("%s: error: %s" % (prog, msg), file=sys.stderr)
     sys.exit(code)
 
 
 def git_revision():
-    """The source revision to record with results: $KLE_GIT_REV (the GPU
-    bundle sets it), else `git rev-parse --short HEAD` of the checkout this
-    module is in ("" outside one, "unknown" without git)."""
-    rev = os.environ.get("KLE_GIT_REV", "")
-    if rev:
-        return rev
-    repo = REPO
+    """$KLE_GIT_REV (the GPU bundle sets it), else this checkout's short HEAD."""
     try:
-        return subprocess.run(["git", "-C", repo, "rev-parse", "--short", "HEAD"],
-                              capture_output=True, text=True).stdout.strip()
+        return os.environ.get("KLE_GIT_REV") or subprocess.run(
+            ["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
+            capture_output=True, text=True).stdout.strip()
     except OSError:
         return "unknown"
 
@@ -106,9 +80,7 @@ def run(cmd, env, **kw):
 
 
 def run_or_timeout(cmd, env, timeout):
-    """Runs cmd with env for at most timeout seconds, capturing its text
-    output. Returns (exit status, or None when it ran over and was killed;
-    stdout and stderr together, on a timeout what it printed until then)."""
+    """(exit status, or None when killed after timeout s; stdout + stderr)."""
     try:
         r = run(cmd, env, timeout=timeout)
         return r.returncode, r.stdout + r.stderr
@@ -118,25 +90,18 @@ def run_or_timeout(cmd, env, timeout):
 
 
 def list_devices(bench, env, prog, cmd=None, timeout=120):
-    """[(device number, uid)] of every offload device a program lists, one
-    "N UID" line each: `bench --list-devices` (kle-bench), or the command
-    cmd (e.g. the examples' list_devices). If it cannot run, runs over
-    timeout seconds or fails, exits with one line "<prog>: error: ..."."""
+    """[(number, uid)] of the "N UID" lines of `bench --list-devices` (or of
+    cmd); exits with one line if it cannot run or fails."""
     cmd = cmd or [bench, "--list-devices"]
-    what = " ".join(cmd)
     try:
         out = run(cmd, env, timeout=timeout)
     except (OSError, subprocess.TimeoutExpired) as e:
-        die(prog, "%s did not run: %s" % (what, e))
+        die(prog, "%s did not run: %s" % (" ".join(cmd), e))
     if out.returncode:
         die(prog, "%s failed (%s): %s"
-            % (what, status(out.returncode), complaint(out.stderr, 300)))
-    devs = []
-    for line in out.stdout.splitlines():
-        num, _, uid = line.partition(" ")
-        if num.isdigit():
-            devs.append((int(num), uid.strip()))
-    return devs
+            % (" ".join(cmd), status(out.returncode), complaint(out.stderr, 300)))
+    lines = (line.partition(" ") for line in out.stdout.splitlines())
+    return [(int(num), uid.strip()) for num, _, uid in lines if num.isdigit()]
 
 
 def status(rc):
@@ -145,116 +110,88 @@ def status(rc):
 
 
 def complaint(stderr, limit=400):
-    """What a failed kle-bench run said, on one line: its stderr without the
-    CUDA driver stand-in's report lines ("kle-standin: live ...", "peak",
-    "launches=", "calls"), which would otherwise fill the tail: the last
-    lines that fit in about limit characters, joined with " | "."""
+    """A failed run's stderr on one line, without the stand-in's report: the
+    last lines that fit in about limit characters, joined with " | "."""
     lines = [l.strip() for l in (stderr or "").splitlines()]
     lines = [l for l in lines if l and not STANDIN_REPORT.match(l)]
     if not lines:
         return "no error message (only the stand-in's report)" if (stderr or "").strip() \
             else "no error message"
-    shown = []
-    for l in reversed(lines):
-        if shown and sum(len(x) + 3 for x in shown) + len(l) > limit:
-            break
-        shown.insert(0, l)
+    shown = [lines.pop()]
+    while lines and sum(len(x) + 3 for x in shown) + len(lines[-1]) <= limit:
+        shown.insert(0, lines.pop())
     text = " | ".join(shown)
     return text if len(text) <= limit else "..." + text[-limit:]
 
 
-def _blocking_file(d):
-    """The nearest existing ancestor of directory d (or d) if it is not a
-    directory (so d cannot be created), else None."""
-    while not os.path.exists(d):
-        parent = os.path.dirname(d)
-        if parent == d:
-            return None
-        d = parent
-    return None if os.path.isdir(d) else d
-
-
-def check_out_dir(path, prog):
-    """Makes sure results can be written into directory path (creating it)
-    before any work is done; otherwise exits with one line
-    "<prog>: error: ...". Returns the absolute path."""
+def check_out(path, prog, example=None):
+    """Makes sure the results can be written before any work: into directory
+    path (created), or, with example (a file name for the message), to file
+    path (its directory created, an existing file untouched). Otherwise exits
+    with one line. Returns the absolute path."""
     if not path:
         die(prog, "--out is empty: name the directory the results go to")
     path = os.path.abspath(path)
-    if os.path.exists(path) and not os.path.isdir(path):
-        die(prog, "--out %s exists and is not a directory (--out names the "
-                  "directory the results go to)" % path)
-    block = _blocking_file(path)
-    if block:
-        die(prog, "cannot create --out %s: %s is not a directory"
-                  % (path, block))
-    try:
-        os.makedirs(path, exist_ok=True)
-        with tempfile.TemporaryFile(dir=path):
-            pass
-    except OSError as e:
-        die(prog, "cannot write into --out %s: %s"
-                  % (path, e.strerror or e))
-    return path
-
-
-def check_out_file(path, prog, example="results.json"):
-    """Makes sure file path can be written (creating its directory) before
-    any work is done, without touching an existing file; otherwise exits
-    with one line "<prog>: error: ...". Returns the absolute path."""
-    path = os.path.abspath(path)
-    if os.path.isdir(path):
-        die(prog, "--out %s is a directory; --out names the JSON file to "
-                  "write (e.g. %s)" % (path, os.path.join(path, example)))
-    d = os.path.dirname(path)
-    block = _blocking_file(d)
-    if block:
-        die(prog, "cannot write --out %s: %s is not a directory"
-                  % (path, block))
+    d = os.path.dirname(path) if example else path
+    if example and os.path.isdir(path):
+        die(prog, "--out %s is a directory; --out names the JSON file to write (e.g. %s)"
+            % (path, os.path.join(path, example)))
+    if not example and os.path.exists(path) and not os.path.isdir(path):
+        die(prog, "--out %s exists and is not a directory (--out names the directory "
+                  "the results go to)" % path)
+    block = d
+    while block != os.path.dirname(block) and not os.path.exists(block):
+        block = os.path.dirname(block)
+    what = "write --out" if example else "create --out"
+    if os.path.exists(block) and not os.path.isdir(block):
+        die(prog, "cannot %s %s: %s is not a directory" % (what, path, block))
     try:
         os.makedirs(d, exist_ok=True)
-        if os.path.exists(path):
-            with open(path, "a"):
-                pass
+        if example and os.path.exists(path):
+            open(path, "a").close()
         else:
-            with tempfile.TemporaryFile(dir=d):
-                pass
+            tempfile.TemporaryFile(dir=d).close()
     except OSError as e:
-        die(prog, "cannot write --out %s: %s" % (path, e.strerror or e))
+        die(prog, "cannot %s %s: %s" % ("write --out" if example else "write into --out",
+                                        path, e.strerror or e))
     return path
 
 
-def save_or_die(write, what, prog, data):
-    """Calls write(); if it fails (the --out location changed during the
-    run), saves data as JSON in a temporary file so that no results are lost,
-    and exits with one line "<prog>: error: ..." naming both."""
+def save(files, data, prog):
+    """Writes files ({path: function writing an open file}); if that fails
+    (--out changed during the run), saves data as JSON in a temporary file,
+    so no results are lost, and exits with one line naming both."""
     try:
-        write()
+        for path, write in files.items():
+            with open(path, "w", newline="") as f:
+                write(f)
     except OSError as e:
         try:
-            fd, keep = tempfile.mkstemp(prefix=prog + ".", suffix=".json")
+            fd, keep = tempfile.mkstemp(prefix=prog.replace(" ", "-") + ".", suffix=".json")
             with os.fdopen(fd, "w") as f:
                 json.dump(data, f, indent=1)
             where = "; the results are in %s" % keep
         except OSError:
             where = ""
-        die(prog, "cannot write %s: %s%s" % (what, e.strerror or e, where))
+        die(prog, "cannot write %s: %s%s" % (e.filename or "the results", e.strerror or e,
+                                             where))
 
 
-# numpy, scipy and matplotlib come from Debian's python3-numpy,
-# python3-scipy and python3-matplotlib (bench/requirements.txt), which live on
-# /usr/bin/python3's path; a pyenv or venv python without them re-executes
-# the command there, once (require).
+def save_json(path, data, prog):
+    save({path: lambda f: json.dump(data, f, indent=1)}, data, prog)
+
+
+# numpy, scipy and matplotlib: Debian's python3-* packages (requirements.txt)
+# on /usr/bin/python3's path; another python without them re-executes the
+# command there, once.
 SYSTEM_PYTHON = "/usr/bin/python3"
 _REEXEC_GUARD = "KLE_BENCH_REEXEC_FROM"
 
 
 def require(load, names, prog):
-    """Returns load() (a function importing what a command needs). If it
-    raises ImportError, re-executes the running command once under
-    /usr/bin/python3; if that is not possible or did not help, exits with
-    one line "<prog>: error: <names> ... not importable ..." naming the
-    Debian packages (python3-<name>) and pip's."""
+    """load() (a function importing what a command needs); on ImportError,
+    re-executes the command once under /usr/bin/python3, else exits with one
+    line naming the Debian packages and pip's."""
     try:
         return load()
     except ImportError as e:
@@ -289,11 +226,20 @@ def require_scipy(prog=None):
     return require(_scipy, ["numpy", "scipy"], prog or PROG)
 
 
+def transports(text, prog):
+    """The transports of a comma-separated --transports, each once."""
+    ts = text.split(",")
+    bad = [t for t in ts if t not in TRANSPORTS]
+    if bad or len(set(ts)) != len(ts):
+        die(prog, "--transports: %s (valid: %s, comma-separated, each once)"
+            % ("unknown transport %r" % bad[0] if bad else "a transport named twice",
+               ", ".join(TRANSPORTS)))
+    return ts
+
+
 def hms(s):
     """Seconds as "1 h 02 min", "3 min 05 s" or "42 s"."""
     s = int(round(s))
     if s >= 3600:
         return "%d h %02d min" % (s // 3600, s % 3600 // 60)
-    if s >= 60:
-        return "%d min %02d s" % (s // 60, s % 60)
-    return "%d s" % s
+    return "%d min %02d s" % (s // 60, s % 60) if s >= 60 else "%d s" % s

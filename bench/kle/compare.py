@@ -1,37 +1,36 @@
-"""klebench.py compare: the KLE transports (zerocopy, resident, staged, copy),
-the no-KLE baseline and the floor, interleaved launch by launch.
+"""klebench.py compare: the KLE transports, the no-KLE baseline and the floor,
+interleaved launch by launch.
 
-One kle-bench --interleave process switches the transport (and, with
+One `kle-bench --interleave` process switches the transport (and, with
 --waits, the CUDA plugin's wait) launch by launch in a balanced order
-(ABCDEF FEDCBA ...), so drift on a shared machine hits every unit alike. On
-a CUDA device the floor (kle-floor.h: the same work through the CUDA driver
-directly) is one more unit unless --no-floor. Reported per benchmark: each
-unit's median, p90, p99, its multiple of the floor with a CI, its CPU time
-per launch; the KLE cost table (steady host ns in the KLE path, one-time ns,
-device span and kernel-only differences to the baseline with the kernel
+(ABCDEF FEDCBA ...), so drift on a shared machine hits every unit alike; on
+a CUDA device the floor (kle-floor.h: the same work through the driver
+directly) is one more unit unless --no-floor. Per benchmark: each unit's
+median, p90, p99, multiple of the floor and CPU time per launch; the KLE cost
+table (steady and one-time host ns in the KLE path, device span and
+kernel-only time minus the baseline from a second pass through the kernel
 timer, end-to-end difference to copy, verdict) and every paired difference,
-each a median of per-cycle differences with a 95% block-bootstrap CI
-(kle/stats.py). With the kernel timer (--kernel-times; on the stand-in only
-when named) a second process records kernel-only times and device spans.
-On the CUDA driver stand-in (--standin) every figure is host-side overhead
-only; a host device is refused (the host plugin has no KLE transports).
+each the median of per-cycle differences with a 95% block-bootstrap CI. On
+the CUDA driver stand-in every figure is host-side overhead only; a host
+device is refused (the host plugin has no KLE transports).
 
---ab NAME=PATH --ab NAME=PATH compares two kle-bench builds instead (e.g.
-two DeviceRTLs): in each round each transport runs both builds back to back
-(one process each, --repetitions Google Benchmark samples per benchmark), the
-build that goes first alternating; prints each build's median and the ratio
+--ab NAME=PATH --ab NAME=PATH compares two kle-bench builds instead (e.g. two
+DeviceRTLs): each round runs each transport under both builds, one process
+each, the first build alternating; prints each build's median and the ratio
 of the first's to the second's with a 95% bootstrap CI, and zerocopy over
 resident per build.
 
-Outputs: the tables on stdout; <out>/kle-interleaved.json (meta,
-"distributions", "paired", "kle_cost", "samples_ns") and .csv (the paired
-rows), written after each pass; --out is checked before the first run.
+Outputs: the tables; <out>/kle-interleaved.json (meta, "distributions",
+"paired", "kle_cost", "samples_ns") and .csv (the paired rows), written after
+each pass; --out is checked before the first run.
 """
 import argparse
 import csv
+import functools
 import json
 import os
 import platform
+import re
 import shutil
 import statistics
 import subprocess
@@ -39,134 +38,92 @@ import sys
 import time
 
 from kle import common, stats
-from kle.common import (run, list_devices, complaint, status, check_out_dir, save_or_die,
-                        hms, TRANSPORTS, REPO)
+from kle.common import run, list_devices, complaint, status, hms, TRANSPORTS, REPO
 
-# Defaults per mode; an option given on the command line wins.
-PROFILES = {"full": {"cycles": 1000, "teams": "1,1024", "batch": 64},
-            "quick": {"cycles": 200, "teams": "1,1024", "batch": 16}}
 LONG_S = 3600  # plans estimated above this are refused without --force
-TIMEOUT = [1800]  # seconds per kle-bench run (--timeout)
-
-
-def PROG():
-    return common.PROG
+STANDIN_UID = "CUDA-" + "KLE-STANDIN".encode().hex()  # the stand-in's devices
 
 
 def die(msg, code=1):
-    common.die(PROG(), msg, code)
+    common.die(common.PROG, msg, code)
+
+
+def note(msg):
+    print(common.PROG + ": " + msg, file=sys.stderr, flush=True)
 
 
 def failed(what, res):
-    """die() for a kle-bench run that failed: its exit status and its own
-    error lines (not the CUDA driver stand-in's report)."""
     die("%s (%s): %s" % (what, status(res.returncode), complaint(res.stderr)))
 
 
-def pick_device(devs, want):
-    if want != "auto":
-        for num, uid in devs:
-            if str(num) == want:
-                return num, uid
-        die("no device %s (devices: %s)" % (want, devs))
-    gpus = [d for d in devs if not d[1].startswith("x86_64")]
-    if gpus:
-        return gpus[0]
-    if devs:
-        return devs[0]
-    die("kle-bench sees no offload device")
-
-
 def parse_interleaved(text):
-    """The JSON that kle-bench --interleave printed, as {benchmark: {"units":
-    [...], "samples": numpy array (cycles x units) of ns per launch,
-    "path_ns": the same for the host ns in the KLE path, "kernel_us" and
-    "span_us" (with the kernel timer) the same, "warmup_path_ns":
-    {unit: ns}, "warmup_launches": {unit: n}}}; exits with one line
-    "<prog>: error: ..." if it is not that JSON or a cycle lacks a unit."""
+    """kle-bench --interleave's JSON as {benchmark: {"units", "samples" (a
+    cycles x units array of ns per launch), "path_ns", "cpu_ns" (and, with
+    the kernel timer, "kernel_us", "span_us") alike, "warmup_path_ns" and
+    "warmup_launches" ({unit: n})}}; exits if a cycle lacks a unit."""
     np, _ = common.require_scipy()
     try:
         doc = json.loads(text)
-        units = list(doc["units"])
-        fields = list(doc["fields"])
+        units, fields = list(doc["units"]), list(doc["fields"])
         if fields[:4] != ["cycle", "unit", "ns", "path_ns"]:
             raise ValueError("unexpected fields %s" % fields)
         out = {}
         for name, b in doc["benchmarks"].items():
             s = np.array(b["samples"], dtype=float).reshape(-1, len(fields))
             cycles = int(s[:, 0].max()) + 1 if len(s) else 0
-            ns = np.full((cycles, len(units)), np.nan)
-            path = np.full((cycles, len(units)), np.nan)
             idx = (s[:, 0].astype(int), s[:, 1].astype(int))
-            ns[idx] = s[:, 2]
-            path[idx] = s[:, 3]
-            if cycles < 2 or np.isnan(ns).any():
+            cols = {}
+            for j, f in enumerate(fields[2:], start=2):
+                cols[f] = np.full((cycles, len(units)), np.nan)
+                cols[f][idx] = s[:, j]
+            if cycles < 2 or np.isnan(cols["ns"]).any():
                 raise ValueError("benchmark %s: %d cycles, some without every unit"
                                  % (name, cycles))
-            extra = {}
-            for j, f in enumerate(fields[4:], start=4):
-                col = np.full((cycles, len(units)), np.nan)
-                col[idx] = s[:, j]
-                extra[f] = col
-            out[name] = dict(extra, units=units, samples=ns, path_ns=path, **{
-                "launches_per_sample": int(b["launches_per_sample"]),
-                "warmup_path_ns": dict(zip(units, b["warmup_path_ns"])),
-                "warmup_launches": dict(zip(units, b["warmup_launches"]))})
+            cols["samples"] = cols.pop("ns")
+            out[name] = dict(cols, units=units,
+                             launches_per_sample=int(b["launches_per_sample"]),
+                             warmup_path_ns=dict(zip(units, b["warmup_path_ns"])),
+                             warmup_launches=dict(zip(units, b["warmup_launches"])))
         return out
     except (ValueError, KeyError, TypeError, IndexError) as e:
         die("kle-bench --interleave printed no valid sample JSON (%s): %s"
-                  % (e, (text or "")[:200].replace("\n", " ")))
+            % (e, (text or "")[:200].replace("\n", " ")))
 
 
-def interleaved(a, env, num, uid, driver, host_only, timer_dir):
-    """--interleave: one kle-bench --interleave process (plus, with the
-    kernel timer, a second one for the kernel-only times and device spans),
-    then the distributions, the paired differences and the KLE cost table on
-    stdout, and kle-interleaved.json ("paired", "distributions", "kle_cost",
-    "samples_ns") and kle-interleaved.csv (the paired rows) in --out, written
-    after each pass. On a CUDA device the floor (kle-floor.h) is one more
-    unit unless --no-floor: each distribution then has "x_floor" [median,
-    low, high]; every distribution has "cpu_us" and "cpu_per_wall". A "paired" entry's "measure" is end_to_end (host clock,
-    pass 1), device_span or kernel_only (kernel timer, pass 2)."""
-    transports = [t for t in a.transports.split(",")]
-    bad = [t for t in transports if t not in TRANSPORTS]
-    if bad or not transports or len(set(transports)) != len(transports):
-        die("--transports: %s (valid: %s, comma-separated, each once)"
-            % ("unknown transport %r" % bad[0] if bad else "a transport named twice"
-               if transports else "none given", ", ".join(TRANSPORTS)))
+def ci(m, lo, hi, fmt="%.2f"):
+    return (fmt + " [" + fmt + ".." + fmt + "]") % (m, lo, hi)
+
+
+def check_options(a):
+    """The interleaved method's options, checked before any run."""
+    a.transports = common.transports(a.transports, common.PROG)
     if a.cycles < 2:
         die("--cycles must be at least 2")
     if a.warmup < 0 or a.batch < 0:
         die("--warmup and --batch must be 0 or more")
-    try:
-        teams = [int(t) for t in a.teams.split(",")]
-        if any(t < 1 for t in teams):
-            raise ValueError
-    except ValueError:
+    if not re.fullmatch(r"0*[1-9]\d*(,0*[1-9]\d*)*", a.teams):
         die("--teams wants team counts from 1, comma-separated, not %r" % a.teams)
-    if len(set(teams)) != len(teams):
+    if len(set(map(int, a.teams.split(",")))) != a.teams.count(",") + 1:
         die("--teams: a team count named twice in %r" % a.teams)
-    waits = [w for w in a.waits.split(",") if w]
-    bad = [w for w in waits if w not in ("poll", "block", "default")]
-    if bad or len(set(waits)) != len(waits):
+    a.waits = [w for w in a.waits.split(",") if w]
+    bad = [w for w in a.waits if w not in ("poll", "block", "default")]
+    if bad or len(set(a.waits)) != len(a.waits):
         die("--waits: %s (valid: poll, block, default, comma-separated, each once)"
             % ("unknown wait %r" % bad[0] if bad else "a wait named twice"))
+
+
+def interleaved(a, env, num, uid, driver, host_only, timer_dir):
+    transports, waits = a.transports, a.waits
     floor = not a.no_floor and uid.startswith("CUDA")
     units = [stats.unit_name(t, w) for t in transports + ["baseline"]
              for w in (waits or [""])] + (["floor"] if floor else [])
-    launch_s = 30e-6 if host_only else 60e-6
-    per_cycle = len(units) * (len(teams) + a.batch) * launch_s
     passes = 2 if timer_dir else 1
+    per_cycle = len(units) * (len(a.teams.split(",")) + a.batch) * \
+        (30e-6 if host_only else 60e-6)
     est = passes * (0.5 + (a.cycles + a.warmup) * per_cycle)
-    if a.timer_note:
-        print("%s: no kernel-only times on the stand-in: its kernels take no time unless "
-              "KLE_STANDIN_KERNEL_US is set; --kernel-times DIR forces them" % PROG(),
-              file=sys.stderr)
-    print(PROG() + ": interleaved: %d kle-bench run%s, %d+%d cycles of %s, teams %s%s; "
-          "estimated %s" % (passes, "s" if passes > 1 else "", a.warmup, a.cycles,
-                            ",".join(units), a.teams,
-                            ", pipelined batches of %d" % a.batch if a.batch else "",
-                            hms(est)), file=sys.stderr, flush=True)
+    note("interleaved: %d kle-bench run%s, %d+%d cycles of %s, teams %s%s; estimated %s"
+         % (passes, "s" if passes > 1 else "", a.warmup, a.cycles, ",".join(units), a.teams,
+            ", pipelined batches of %d" % a.batch if a.batch else "", hms(est)))
     if est > LONG_S and not a.force:
         die("this plan would take about %s; use --quick, fewer --cycles or --force to run it "
             "anyway" % hms(est))
@@ -177,82 +134,69 @@ def interleaved(a, env, num, uid, driver, host_only, timer_dir):
 
     def bench_run(e, what):
         try:
-            res = run(cmd, e, timeout=TIMEOUT[0])
+            res = run(cmd, e, timeout=a.timeout)
         except subprocess.TimeoutExpired:
             die("kle-bench --interleave took longer than %d s (--timeout; %s)"
-                % (TIMEOUT[0], what))
+                % (a.timeout, what))
         if res.returncode:
             failed("kle-bench --interleave failed (%s)" % what, res)
         for line in res.stderr.splitlines():
             if line.startswith("kle-bench: note:"):
                 print(line, file=sys.stderr, flush=True)
-        print(PROG() + ": %s done in %s" % (what, hms(time.time() - t0)),
-              file=sys.stderr, flush=True)
+        note("%s done in %s" % (what, hms(time.time() - t0)))
         return parse_interleaved(res.stdout)
 
-    git = common.git_revision()
     meta = {"method": "interleaved", "machine": platform.node(),
             "device": "%d %s" % (num, uid), "driver": driver, "llvm": "22.1.8",
-            "git": git, "cycles": a.cycles, "warmup_cycles": a.warmup,
+            "git": common.git_revision(), "cycles": a.cycles, "warmup_cycles": a.warmup,
             "order": "balanced (units forward, then backward, per pair of cycles)",
             "kernel_times": bool(timer_dir), "host_side_overhead_only": host_only}
-    # samples_ns: per benchmark, the per-launch times (cycles x units, in the
-    # order of "units"), for re-analysis.
     data = {"meta": meta, "units": units, "distributions": [], "paired": [],
             "kle_cost": [], "samples_ns": {}}
+    fields = ["benchmark", "measure", "transport", "reference", "median_diff_us",
+              "ci_low_us", "ci_high_us", "verdict"]
 
-    def write():
-        os.makedirs(a.out, exist_ok=True)
-        with open(os.path.join(a.out, "kle-interleaved.json"), "w") as f:
-            json.dump(data, f, indent=1)
-        with open(os.path.join(a.out, "kle-interleaved.csv"), "w", newline="") as f:
-            fields = ["benchmark", "measure", "transport", "reference", "median_diff_us",
-                      "ci_low_us", "ci_high_us", "verdict"]
-            w = csv.DictWriter(f, fieldnames=list(meta) + fields)
-            w.writeheader()
-            for r in data["paired"]:
-                w.writerow(dict(meta, **{k: r[k] for k in fields}))
+    def write_csv(f):
+        w = csv.DictWriter(f, fieldnames=list(meta) + fields)
+        w.writeheader()
+        for r in data["paired"]:
+            w.writerow(dict(meta, **{k: r[k] for k in fields}))
+    save = functools.partial(common.save, {
+        os.path.join(a.out, "kle-interleaved.json"): lambda f: json.dump(data, f, indent=1),
+        os.path.join(a.out, "kle-interleaved.csv"): write_csv}, data, common.PROG)
 
     main_run = bench_run(env, "pass 1/%d (end-to-end, host ns in the KLE path)" % passes)
     # What ran (a runtime without the wait switch runs no wait variants).
-    units = next(iter(main_run.values()))["units"] if main_run else units
-    data["units"] = units
+    units = data["units"] = next(iter(main_run.values()))["units"] if main_run else units
     reports = {}
     for name, b in main_run.items():
-        rep = stats.interleaved_report(b)
-        reports[name] = (b, rep)
+        rep = reports[name] = stats.interleaved_report(b)
         data["samples_ns"][name] = b["samples"].round(1).tolist()
-        for u, d in rep["dist"].items():
-            data["distributions"].append(dict(d, benchmark=name, transport=u))
-        for p in rep["paired"]:
-            data["paired"].append(dict(p, benchmark=name, measure="end_to_end"))
-    save_or_die(write, "the results into --out %s" % a.out, PROG(), data)
+        data["distributions"] += [dict(d, benchmark=name, transport=u)
+                                  for u, d in rep["dist"].items()]
+        data["paired"] += [dict(p, benchmark=name, measure="end_to_end")
+                           for p in rep["paired"]]
+    save()
     timed = {}
     if timer_dir:
         et = dict(env, LD_LIBRARY_PATH=timer_dir + os.pathsep + env.get("LD_LIBRARY_PATH", ""))
         timed = bench_run(et, "pass 2/2 (kernel-only times and device spans)")
 
-    def ci(m, lo, hi, fmt="%.2f"):
-        return (fmt + " [" + fmt + ".." + fmt + "]") % (m, lo, hi)
-
-    # The KLE cost table: one row per transport and benchmark.
-    title = "KLE cost per transport, interleaved in one process: device %d (%s), %s" % (
-        num, uid, driver)
-    print(title)
+    print("KLE cost per transport, interleaved in one process: device %d (%s), %s"
+          % (num, uid, driver))
     if host_only:
         print("HOST-SIDE OVERHEAD ONLY: no kernel ran on a GPU; these figures are not GPU "
               "launch latency.")
+    order = "".join(chr(65 + i) for i in range(len(units)))
     print("%d cycles after %d warm-up cycles; order %s %s ...; differences are medians of "
           "paired differences per cycle, 95%% CI from a block bootstrap over consecutive "
-          "cycles" % (a.cycles, a.warmup, "".join(chr(65 + i) for i in range(len(units))),
-                      "".join(chr(65 + i) for i in reversed(range(len(units))))))
-    # x floor: the median per-cycle ratio to the floor (the same work through
-    # the CUDA driver directly), with its CI; cpu: the process's CPU time per
-    # launch (median) and CPU time over wall time (1 = one core busy).
-    print("\n%-34s %-14s %6s %10s %10s %10s %-22s %8s %8s" % (
-        "benchmark", "transport", "n", "median(us)", "p90(us)", "p99(us)",
-        "x floor [95% CI]", "cpu(us)", "cpu/wall"))
-    for name, (b, rep) in reports.items():
+          "cycles" % (a.cycles, a.warmup, order, order[::-1]))
+    # x floor: the median per-cycle ratio to the floor with its CI; cpu: the
+    # process's CPU time per launch and over wall time (1 = one core busy).
+    row = "%-34s %-14s %6s %10s %10s %10s %-22s %8s %8s"
+    print("\n" + row % ("benchmark", "transport", "n", "median(us)", "p90(us)", "p99(us)",
+                        "x floor [95% CI]", "cpu(us)", "cpu/wall"))
+    for name, rep in reports.items():
         for u in units:
             d = rep["dist"][u]
             xf = d.get("x_floor")
@@ -263,73 +207,67 @@ def interleaved(a, env, num, uid, driver, host_only, timer_dir):
                 "%.2f" % d["cpu_per_wall"] if "cpu_per_wall" in d else "-"))
 
     print("\nKLE cost table (us unless marked; '-': not measured here)")
-    print("%-34s %-14s %-24s %-12s %-26s %-26s %-26s %s" % (
-        "benchmark", "transport", "steady KLE host ns [CI]", "one-time ns",
-        "device span - baseline", "kernel-only - baseline", "end-to-end - copy", "verdict"))
-    for name, (b, rep) in reports.items():
+    row = "%-34s %-14s %-24s %-12s %-26s %-26s %-26s %s"
+    print(row % ("benchmark", "transport", "steady KLE host ns [CI]", "one-time ns",
+                 "device span - baseline", "kernel-only - baseline", "end-to-end - copy",
+                 "verdict"))
+    for name, rep in reports.items():
+        b = main_run[name]
         pairs = {(p["transport"], p["reference"]): p for p in rep["paired"]}
-        tb = timed.get(name)
+        tb = timed.get(name, {})
         for i, u in enumerate(units):
             what, wait = stats.unit_parts(u)
             if what in ("baseline", "floor"):
                 continue
             base_u, copy_u = (stats.unit_name(r, wait) for r in ("baseline", "copy"))
             m, lo, hi = stats.paired_median_ci(b["path_ns"][:, i])
-            row = {"benchmark": name, "transport": u, "steady_path_ns": m,
-                   "steady_path_ns_ci": [lo, hi],
-                   "one_time_path_ns": rep["one_time_path_ns"][u]}
-            cells = [ci(m, lo, hi, "%.0f"), "%.0f" % row["one_time_path_ns"]]
+            cost = {"benchmark": name, "transport": u, "steady_path_ns": m,
+                    "steady_path_ns_ci": [lo, hi],
+                    "one_time_path_ns": rep["one_time_path_ns"][u]}
+            cells = [ci(m, lo, hi, "%.0f"), "%.0f" % cost["one_time_path_ns"]]
             for key, label in (("span_us", "device_span"), ("kernel_us", "kernel_only")):
-                col = tb.get(key) if tb else None
-                if col is None:
+                if key not in tb:
                     cells.append("-")
                     continue
-                base = units.index(base_u)
-                dm, dlo, dhi = stats.paired_median_ci(col[:, i] - col[:, base])
-                row[label + "_minus_baseline_us"] = [dm, dlo, dhi]
-                cells.append(ci(dm, dlo, dhi))
-                data["paired"].append({"benchmark": name, "measure": label,
-                                       "transport": u, "reference": base_u,
-                                       "median_diff_us": dm, "ci_low_us": dlo,
-                                       "ci_high_us": dhi,
-                                       "verdict": stats.verdict(dlo, dhi, base_u)})
+                col = tb[key]
+                d = stats.paired_median_ci(col[:, i] - col[:, units.index(base_u)])
+                cost[label + "_minus_baseline_us"] = list(d)
+                cells.append(ci(*d))
+                data["paired"].append({"benchmark": name, "measure": label, "transport": u,
+                                       "reference": base_u, "median_diff_us": d[0],
+                                       "ci_low_us": d[1], "ci_high_us": d[2],
+                                       "verdict": stats.verdict(d[1], d[2], base_u)})
             p = pairs.get((u, copy_u))
+            verdict = "-"
             if p and u != copy_u:
-                cells.append(ci(p["median_diff_us"], p["ci_low_us"], p["ci_high_us"]))
+                d = [p["median_diff_us"], p["ci_low_us"], p["ci_high_us"]]
+                cells.append(ci(*d))
                 verdict = p["verdict"]
-                row["end_to_end_minus_copy_us"] = [p["median_diff_us"], p["ci_low_us"],
-                                                   p["ci_high_us"]]
+                cost["end_to_end_minus_copy_us"] = d
             else:
                 cells.append("-" if u != copy_u else "(reference)")
-                verdict = "-"
-            row["verdict"] = verdict
-            data["kle_cost"].append(row)
-            print("%-34s %-14s %-24s %-12s %-26s %-26s %-26s %s" % tuple(
-                [name, u] + cells + [verdict]))
+            cost["verdict"] = verdict
+            data["kle_cost"].append(cost)
+            print(row % tuple([name, u] + cells + [verdict]))
     print("\npaired end-to-end differences (transport - reference, us)")
-    for name, (b, rep) in reports.items():
+    for name, rep in reports.items():
         for p in rep["paired"]:
             print("%-34s %-14s - %-14s %s  %s" % (
                 name, p["transport"], p["reference"],
                 ci(p["median_diff_us"], p["ci_low_us"], p["ci_high_us"]), p["verdict"]))
-    save_or_die(write, "the results into --out %s" % a.out, PROG(), data)
+    save()
     print("\nwrote %s/kle-interleaved.json and kle-interleaved.csv" % a.out)
 
 
 def ab(a):
-    """--ab: two kle-bench builds, one process per build, transport and
-    round (see the module docstring); --json writes the raw samples."""
+    """--ab: two kle-bench builds, one process per build, transport and round."""
     if len(a.ab) != 2 or any("=" not in b for b in a.ab):
         die("--ab wants exactly two NAME=PATH (the first is the numerator)", 2)
     benches = [tuple(b.split("=", 1)) for b in a.ab]
     for name, path in benches:
         if not os.access(path, os.X_OK):
             die("--ab %s=%s is not an executable" % (name, path), 2)
-    transports = [t for t in a.transports.split(",") if t]
-    bad = [t for t in transports if t not in TRANSPORTS]
-    if bad or not transports:
-        die("--transports: unknown %s (valid: %s)" % (", ".join(bad) or "none given",
-                                                      ", ".join(TRANSPORTS)), 2)
+    transports = common.transports(a.transports, common.PROG)
     if a.rounds < 1 or a.repetitions < 1:
         die("--rounds and --repetitions want at least 1", 2)
     try:
@@ -342,8 +280,8 @@ def ab(a):
         die("no libcuda.so (bench/kernel-timer) in --kernel-times %s" % timer, 2)
     env = dict(os.environ)
     if not env.get("KLE_BENCH_DEVICE"):  # the first CUDA device
-        cuda = [n for n, uid in list_devices(benches[0][1], env, PROG(), timeout=a.timeout)
-                if uid.startswith("CUDA-")]
+        cuda = [n for n, uid in list_devices(benches[0][1], env, common.PROG,
+                                             timeout=a.timeout) if uid.startswith("CUDA-")]
         if not cuda:
             die("%s --list-devices shows no CUDA device" % benches[0][1])
         env["KLE_BENCH_DEVICE"] = str(cuda[0])
@@ -375,11 +313,10 @@ def ab(a):
                         die("%s under %s: %s: %s" % (path, t, b["name"], b.get("error_message")))
                     us = b["real_time"] * {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}[b["time_unit"]]
                     samples.setdefault((name, t, b["run_name"]), []).append(us)
-        print("%s: round %d of %d done" % (PROG(), rnd + 1, a.rounds), file=sys.stderr)
+        note("round %d of %d done" % (rnd + 1, a.rounds))
     (na, _), (nb, _) = benches
-    names = sorted({k for (_, _, k) in samples}, key=lambda s: (s.split("/")[0], [
-        int(p.split(":")[1]) if ":" in p and p.split(":")[1].isdigit() else 0
-        for p in s.split("/")[1:]]))
+    names = sorted({k for (_, _, k) in samples}, key=lambda s: [
+        int(p) if p.isdigit() else p for p in re.split(r"(\d+)", s)])
     print("DeviceRTL A/B (%s, us, median of %d rounds x %d repetitions): %s / %s"
           % ("kernel-only" if timer else "per launch", a.rounds, a.repetitions, na, nb))
     print("%-56s %-9s %10s %10s %8s %18s" % ("benchmark", "transport", na, nb, "ratio", "95% CI"))
@@ -397,19 +334,15 @@ def ab(a):
                 if z and res:
                     print("%-56s %-9s %8.3f   [%.3f, %.3f]" % ((k, n) + stats.ratio_ci(z, res)))
     if a.json:
-        data = {"benches": dict(benches), "transports": transports, "unit": "us",
-                "samples": [{"bench": n, "transport": t, "benchmark": k, "us": v}
-                            for (n, t, k), v in sorted(samples.items())]}
-
-        def write():
-            with open(a.json, "w") as f:
-                json.dump(data, f, indent=1)
-        save_or_die(write, "--json %s" % a.json, PROG(), data)
+        common.save_json(a.json, {
+            "benches": dict(benches), "transports": transports, "unit": "us",
+            "samples": [{"bench": n, "transport": t, "benchmark": k, "us": v}
+                        for (n, t, k), v in sorted(samples.items())]}, common.PROG)
     return 0
 
 
 def main(argv):
-    ap = argparse.ArgumentParser(prog=PROG(), description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog=common.PROG, description=__doc__.splitlines()[0])
     ap.add_argument("--bench", default=os.path.join(REPO, "build", "bench", "kle-bench"))
     ap.add_argument("--device", default="auto", help="device number, or auto (first GPU)")
     ap.add_argument("--standin", default="", help="CUDA driver stand-in lib dir (host-side "
@@ -424,7 +357,8 @@ def main(argv):
                     "--quick 200)")
     ap.add_argument("--warmup", type=int, default=20,
                     help="warm-up cycles per benchmark, not measured (default %(default)s)")
-    ap.add_argument("--teams", help="team counts of the synchronous rows (default 1,1024)")
+    ap.add_argument("--teams", default="1,1024",
+                    help="team counts of the synchronous rows (default %(default)s)")
     ap.add_argument("--batch", type=int, help="nowait launches per pipelined batch (0: no "
                     "pipelined rows; default 64, --quick 16)")
     ap.add_argument("--waits", default="",
@@ -452,15 +386,15 @@ def main(argv):
         die("--timeout must be at least 1 second")
     common.require_scipy()  # before any output (may re-execute)
     if a.ab:
+        if a.json:
+            a.json = common.check_out(a.json, common.PROG, "readpath.json")
         return ab(a)
-    for k, v in PROFILES["quick" if a.quick else "full"].items():
-        if getattr(a, k) is None:
-            setattr(a, k, v)
+    a.cycles = a.cycles if a.cycles is not None else 200 if a.quick else 1000
+    a.batch = a.batch if a.batch is not None else 16 if a.quick else 64
+    check_options(a)
     if not os.access(a.bench, os.X_OK):
         die("%s is not an executable kle-bench; build bench/ first (README, Benchmarks)" % a.bench)
-    TIMEOUT[0] = a.timeout
-    # Before any run: a bad --out must not cost the results at the end.
-    a.out = check_out_dir(a.out, PROG())
+    a.out = common.check_out(a.out, common.PROG)
     for name in ("kle-interleaved.json", "kle-interleaved.csv"):
         if os.path.isdir(os.path.join(a.out, name)):
             die("--out %s: %s is a directory" % (a.out, name))
@@ -472,36 +406,33 @@ def main(argv):
             die("no libcuda.so.1 in --standin %s" % a.standin)
         env["LD_LIBRARY_PATH"] = a.standin + os.pathsep + env.get("LD_LIBRARY_PATH", "")
         env.setdefault("KLE_STANDIN_DELAY_US", "0:0")
-    devs = list_devices(a.bench, env, PROG())
-    num, uid = pick_device(devs, a.device)
+    devs = list_devices(a.bench, env, common.PROG)
+    pick = [d for d in devs if str(d[0]) == a.device] if a.device != "auto" else \
+        [d for d in devs if not d[1].startswith("x86_64")] + devs
+    if not pick:
+        die("no device %s (devices: %s)" % (a.device, devs) if a.device != "auto"
+            else "kle-bench sees no offload device")
+    num, uid = pick[0]
     env["KLE_BENCH_DEVICE"] = str(num)
-    # The stand-in's devices report UUID "KLE-STANDIN-..." (hex after CUDA-):
-    # label them host-side even when reached without --standin.
-    standin_uid = "CUDA-" + "KLE-STANDIN".encode().hex()
-    if a.standin and not uid.startswith(standin_uid):
-        # Never benchmark a host device (or another driver's GPU) and label
-        # it the stand-in.
+    if a.standin and not uid.startswith(STANDIN_UID):
+        # Never benchmark another device and label it the stand-in.
         if not any(u.startswith("CUDA") for _, u in devs):
             die("--standin given but the stand-in exposes no CUDA device "
                 "(KLE_CUDA_STANDIN_DEVICES=0?); devices: %s"
                 % ", ".join("%d %s" % d for d in devs))
         die("--standin given but device %d (%s) is not one of the stand-in's CUDA "
             "devices (%s)" % (num, uid, ", ".join(
-                "%d %s" % d for d in devs if d[1].startswith(standin_uid)) or "none"))
+                "%d %s" % d for d in devs if d[1].startswith(STANDIN_UID)) or "none"))
     if uid.startswith("x86_64"):
-        # The host plugin has no KLE transports: every row would measure
-        # copy under another transport's name.
         die("device %d (%s) is a host device: the host plugin has no KLE "
             "transports, so every zerocopy, resident and staged row would "
             "measure copy; run on a GPU, or on the CUDA driver stand-in with "
             "--standin DIR (host-side overhead only)" % (num, uid))
-    standin = bool(a.standin) or uid.startswith(standin_uid)
-    host_only = standin
-    driver = "CUDA driver stand-in" if standin else ""
-    if not driver:
-        smi = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                             capture_output=True, text=True) if shutil.which("nvidia-smi") else None
-        driver = "CUDA driver " + smi.stdout.strip() if smi and smi.returncode == 0 else "unknown"
+    standin = uid.startswith(STANDIN_UID)
+    driver = "CUDA driver stand-in" if standin else "unknown"
+    if not standin and shutil.which("nvidia-smi"):
+        smi = run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"], None)
+        driver = "CUDA driver " + smi.stdout.strip() if smi.returncode == 0 else driver
 
     timer_dir = None
     if a.kernel_times != "off" and uid.startswith("CUDA"):
@@ -512,10 +443,11 @@ def main(argv):
                 die("no libcuda.so (bench/kernel-timer) in --kernel-times %s" % timer_dir)
             timer_dir = None
     try:
-        kernel_us = float(env.get("KLE_STANDIN_KERNEL_US", "0") or 0)
+        kernel_us = float(env.get("KLE_STANDIN_KERNEL_US") or 0)
     except ValueError:
-        kernel_us = 0.0
-    a.timer_note = standin and timer_dir and a.kernel_times == "auto" and kernel_us <= 0
-    if a.timer_note:
+        kernel_us = 0
+    if standin and timer_dir and a.kernel_times == "auto" and kernel_us <= 0:
+        note("no kernel-only times on the stand-in: its kernels take no time unless "
+             "KLE_STANDIN_KERNEL_US is set; --kernel-times DIR forces them")
         timer_dir = None
-    return interleaved(a, env, num, uid, driver, host_only, timer_dir)
+    return interleaved(a, env, num, uid, driver, standin, timer_dir)

@@ -1,44 +1,26 @@
 """klebench.py instructions: host instructions per launch of the KLE transports
-under callgrind; and the callgrind reading launch-cost shares (parse,
-components, counted_calls, differences).
+under callgrind; and the callgrind reading and differencing that launch-cost
+shares (callgrind, measure, per_unit).
 
 Runs `kle-bench --launches N` under `valgrind --tool=callgrind
---separate-threads=no` on the CUDA driver stand-in, per transport (forced
-with LIBOMPTARGET_KLE_TRANSPORT, checked by the stand-in's
-KLE_STANDIN_EXPECT) and for N1 < N2 launches (default 50, 150):
-Ir/launch = (Ir(N2) - Ir(N1)) / (N2 - N1), so start-up and tear-down
-cancel; all threads together. Counts do not grow with load, but thread
-interleaving moves malloc's state (copy and staged by a few per cent), so
-each transport runs --repeat pairs (default 3); the KLE path rows come from
-the pair with the median "KLE path excl. driver calls" (so they add up), the
-whole process is its own median; the JSON has every repetition.
+--separate-threads=no` on the CUDA driver stand-in, per transport (forced, and
+checked launch by launch by the stand-in's KLE_STANDIN_EXPECT) for N1 < N2
+launches: Ir/launch = (Ir(N2) - Ir(N1)) / (N2 - N1), so start-up and tear-down
+cancel. Thread interleaving moves malloc's state a little, so each transport
+runs --repeat pairs: the KLE path rows come from the pair with the median "KLE
+path excl. driver calls", the whole process is its own median.
 
-Rows:
-  whole process         every instruction of the process.
-  KLE path incl. driver the inclusive cost of every call into KLE code
-                        (KLE_FN) from outside it (prepare, finish,
-                        recycleCompletedQueue, ...), plus synchronize's and
-                        queryAsync's dataDelete calls (their
-                        AssociatedAllocations loop frees only what KLE code
-                        put there: per-launch reduction buffers, copy's and
-                        staged's device KLE).
-  driver calls in KLE   the inclusive cost of calls into the driver library
-                        (here the stand-in) whose caller chain
-                        (--separate-callers on cu*) passes through the KLE
-                        path; the plugin's dlopen trampolines stay plugin-side.
-  KLE path excl. driver the plugin's own cost: THE TARGET (zerocopy's and
-                        resident's each at most a quarter of copy's).
-  allocations           dataAlloc from KLE code and those dataDelete calls.
-  KLE path excl. driver and allocations: the rest.
-The whole process is also split by component (self Ir: COMPONENTS) with
-calls per launch (COUNTED_CALLS). The stand-in's driver calls are its CPU
-emulation, not the real driver's cost: only the figures without them are
-plugin-side facts. Output: the table (HOST-SIDE, CUDA driver stand-in), the
-ratios to copy, PASS/MISS for the target, JSON (--out, checked before the
-first valgrind run); one progress line per valgrind run on stderr.
+Rows: the whole process; the KLE path incl. driver calls (every call into KLE
+code, KLE_FN, from outside it, plus the dataDelete calls of synchronize's and
+queryAsync's AssociatedAllocations loops, which free what KLE code put
+there); the driver calls made on it (callers traced by --separate-callers);
+the KLE path excl. driver calls (THE TARGET: zerocopy's and resident's each
+at most a quarter of copy's); its device allocations (dataAlloc from KLE code
+and those dataDelete calls); the rest. Then the whole process by component
+and calls per launch. The stand-in's driver calls are its CPU emulation, not
+the real driver's cost.
 """
 import argparse
-import json
 import os
 import platform
 import re
@@ -49,163 +31,28 @@ import tempfile
 import time
 
 from kle import common
-from kle.common import list_devices, complaint, check_out_file, save_or_die, TRANSPORTS, REPO
+from kle.common import list_devices, complaint, TRANSPORTS, REPO
 
-# KLE code, every class and function of the fork's KLE files
-# (offload/plugins-nextgen/common/{src,include}/KLE*): namespace kle (the
-# slot pool KLESlotPoolTy, KLESlotBufferCacheTy, KLEImageABICacheTy,
-# KLEDeviceSlabAllocatorTy, imageHasStockReductionKernel, ...) and, in the
-# plugin namespace, whatever is named KLE: KLETransportTy (KLETransport.cpp,
-# KLETransportPaths.cpp), KLELaunchTy, KLEEnvIntegerTy, readKLEEnvInteger and
-# parseKLETransportMode (KLEEnvironment), benchKLETransport and
-# (un)registerKLEBenchTransport (KLEBenchSwitch), chooseKLETransport
-# (KLETransportPolicy), and toString(KLETransportKindTy). Not the plugins'
-# supportsZeroCopyKLE (a device's answer, like upstream's other queries).
+# KLE code: namespace kle and, in the plugin namespace, whatever is named KLE
+# (KLETransportTy, readKLEEnvInteger, benchKLETransport, ...) and
+# toString(KLETransportKindTy); not a device's supportsZeroCopyKLE answer.
 KLE_FN = re.compile(r"^(kle::|llvm::omp::target::plugin::(\w*KLE\w*(::|\()|"
                     r"toString\(llvm::omp::target::plugin::KLETransportKindTy\)))")
-# The AssociatedAllocations loops that free what KLETransportTy::prepare
-# allocated.
 SYNC_FN = re.compile(r"^llvm::omp::target::plugin::GenericDeviceTy::(synchronize|queryAsync)\(")
 DELETE_FN = re.compile(r"^llvm::omp::target::plugin::GenericDeviceTy::dataDelete\(")
 ALLOC_FN = re.compile(r"^llvm::omp::target::plugin::GenericDeviceTy::dataAlloc\(")
 SEPARATE_CALLERS = 16
 
-
-
-def die(msg, code=1):
-    common.die(common.PROG, msg, code)
-
-
-# The parts of a process (component()): libomptarget's own code; the plugins
-# linked into it (namespace llvm::omp::target::plugin or kle, and the dlopen
-# trampolines cu*, hsa_*); libomp; libLLVM; libc (with libstdc++, libm,
-# libgcc_s, libpthread); the loader (dlsym, lazy binding); the driver or its
-# stand-in; the benchmark program; anything else.
+# A process's parts by object file (component()); the plugin is the code of
+# namespace llvm::omp::target::plugin or kle and the dlopen trampolines.
 COMPONENTS = ("libomptarget", "plugin", "libomp", "LLVM", "libc", "loader",
               "stand-in", "program", "other")
 PLUGIN_FN = re.compile(r"^(llvm::omp::target::plugin::|kle::|cu[A-Z]\w*$|hsa_\w+$)")
+OBJECTS = (("libomp", r"libomp(\.so|-)"), ("LLVM", r"libLLVM"),
+           ("libc", r"lib(c|stdc\+\+|m|gcc_s|pthread)[.-]"), ("loader", r"ld-(linux|2)"),
+           ("stand-in", r"libcuda\.so|libhsa-runtime64"))
 
-
-class Profile:
-    def __init__(self):
-        self.total = 0
-        self.self_ir = {}   # (object file, fn) -> self Ir
-        self.calls = {}     # (object file, callee fn) -> calls
-        # Names as callgrind writes them, --separate-callers contexts
-        # ("callee'caller1'caller2...") kept:
-        self.fn_ob = {}     # fn -> object file (where it was first seen)
-        self.edges = {}     # (caller fn, callee fn) -> [calls, inclusive Ir]
-
-
-def _base(fn):
-    return fn.split("'", 1)[0]
-
-
-def parse(path):
-    """A Profile of one callgrind output file (see the module's doc)."""
-    names = {"ob": {}, "fl": {}, "fn": {}}
-
-    def name(kind, s):
-        m = re.match(r"\((\d+)\)\s*(.*)$", s)
-        if not m:
-            return s
-        if m.group(2):
-            names[kind][m.group(1)] = m.group(2)
-            return m.group(2)
-        return names[kind].get(m.group(1), s)
-
-    p = Profile()
-    ir_col, npos, pending, total, summary = None, 1, 0, None, None
-    ob = fn = cfn = cob = None
-    with open(path, errors="replace") as f:
-        for line in f:
-            line = line.rstrip("\n")
-            if not line or line.startswith("#"):
-                continue
-            c = line[0]
-            if c.isdigit() or c in "+-*":
-                if ir_col is None:
-                    raise ValueError("cost line before events: in %s" % path)
-                costs = line.split()[npos:]
-                ir = int(costs[ir_col]) if ir_col < len(costs) else 0
-                if pending:
-                    # The inclusive cost of a call: not self.
-                    e = p.edges.setdefault((fn, cfn), [0, 0])
-                    e[0] += pending
-                    e[1] += ir
-                    pending = 0
-                else:
-                    k = (ob, _base(fn))
-                    p.self_ir[k] = p.self_ir.get(k, 0) + ir
-                continue
-            key, _, val = line.partition("=")
-            if key == "fn":
-                fn = name("fn", val)
-                p.fn_ob.setdefault(fn, ob)
-            elif key == "ob":
-                ob = name("ob", val)
-            elif key == "cob":
-                cob = name("ob", val)
-            elif key in ("fl", "fi", "fe", "cfi", "cfl", "jfi"):
-                name("fl", val)
-            elif key == "cfn":
-                cfn = name("fn", val)
-            elif key == "jfn":
-                name("fn", val)
-            elif key == "calls":
-                pending = int(val.split()[0])
-                k = (cob or ob, _base(cfn))
-                p.calls[k] = p.calls.get(k, 0) + pending
-                cob = None
-            elif line.startswith("events:"):
-                events = line.split(":", 1)[1].split()
-                if "Ir" not in events:
-                    raise ValueError("no Ir event in %s" % path)
-                ir_col = events.index("Ir")
-            elif line.startswith("positions:"):
-                npos = len(line.split(":", 1)[1].split())
-            elif line.startswith("totals:"):
-                total = int(line.split()[1 + ir_col])
-            elif line.startswith("summary:"):
-                summary = int(line.split()[1 + ir_col])
-    if ir_col is None:
-        raise ValueError("not a callgrind output file: %s" % path)
-    p.total = total if total is not None else summary if summary is not None \
-        else sum(p.self_ir.values())
-    return p
-
-
-def component(fn, ob):
-    """The component (one of COMPONENTS) of function fn in object file ob."""
-    b = os.path.basename(ob or "")
-    if b.startswith("libomptarget"):
-        return "plugin" if PLUGIN_FN.search(fn) else "libomptarget"
-    if b.startswith("libomp.so") or b.startswith("libomp-"):
-        return "libomp"
-    if b.startswith("libLLVM"):
-        return "LLVM"
-    if re.match(r"lib(c|stdc\+\+|m|gcc_s|pthread)[.-]", b):
-        return "libc"
-    if b.startswith("ld-linux") or b.startswith("ld-2"):
-        return "loader"
-    if b.startswith("libcuda.so") or b.startswith("libhsa-runtime64"):
-        return "stand-in"
-    if b and "." not in b:
-        return "program"
-    return "other"
-
-
-def components(p):
-    """{component: self Ir} of a Profile."""
-    out = dict.fromkeys(COMPONENTS, 0)
-    for (ob, fn), ir in p.self_ir.items():
-        out[component(fn, ob)] += ir
-    return out
-
-
-# Calls counted per launch: what the launch path should not need, and the
-# allocator and lock traffic. Each name is a regular expression matched
-# against whole function names (callgrind's, without arguments' types for C).
+# Calls counted per launch, by whole function name (cu*: the driver's own).
 COUNTED_CALLS = (
     ("dlsym", r"dlsym(@.*)?|___dlsym"),
     ("strtol", r"(__isoc23_)?strtol(@.*)?"),
@@ -220,23 +67,8 @@ COUNTED_CALLS = (
 )
 
 
-def counted_calls(p):
-    """{name: calls} for COUNTED_CALLS in a Profile. The cu* counts are the
-    driver library's (the stand-in's) functions, not the plugin's dlopen
-    trampolines of the same name."""
-    out = {}
-    for label, rx in COUNTED_CALLS:
-        r = re.compile(r"^(%s)$" % rx)
-        n = 0
-        for (ob, fn), calls in p.calls.items():
-            if not r.match(fn):
-                continue
-            if label.startswith("cu") and component(fn, ob) != "stand-in":
-                continue
-            n += calls
-        out[label] = n
-    return out
-
+def die(msg, code=1):
+    common.die(common.PROG, msg, code)
 
 
 def base(fn):
@@ -244,182 +76,240 @@ def base(fn):
     return fn.split("'", 1)[0]
 
 
-def is_driver(fn, fn_ob):
-    return os.path.basename(fn_ob.get(fn) or "").startswith("libcuda.so")
+def parse(path):
+    """(total Ir, {(object, fn): self Ir}, {(object, callee): calls},
+    {fn: object}, {(caller, callee): [calls, inclusive Ir]}) of a callgrind
+    file; --separate-callers contexts ("callee'caller1'...") kept in fn_ob
+    and edges."""
+    names = {}
+    self_ir, calls, fn_ob, edges = {}, {}, {}, {}
+
+    def name(kind, s):
+        m = re.match(r"\((\d+)\)\s*(.*)$", s)
+        if not m:
+            return s
+        if m.group(2):
+            names[kind, m.group(1)] = m.group(2)
+        return names.get((kind, m.group(1)), s)
+
+    ir_col, npos, pending, total = None, 1, 0, {}
+    ob = fn = cfn = cob = None
+    with open(path, errors="replace") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if not line or line.startswith("#"):
+                continue
+            if line[0].isdigit() or line[0] in "+-*":
+                if ir_col is None:
+                    raise ValueError("cost line before events: in %s" % path)
+                costs = line.split()[npos:]
+                ir = int(costs[ir_col]) if ir_col < len(costs) else 0
+                if pending:  # the inclusive cost of a call
+                    e = edges.setdefault((fn, cfn), [0, 0])
+                    e[0] += pending
+                    e[1] += ir
+                    pending = 0
+                else:
+                    self_ir[ob, base(fn)] = self_ir.get((ob, base(fn)), 0) + ir
+                continue
+            key, _, val = line.partition("=")
+            if key in ("fn", "cfn", "jfn"):
+                v = name("fn", val)
+                if key == "fn":
+                    fn = v
+                    fn_ob.setdefault(fn, ob)
+                elif key == "cfn":
+                    cfn = v
+            elif key in ("ob", "cob"):
+                v = name("ob", val)
+                ob, cob = (v, cob) if key == "ob" else (ob, v)
+            elif key in ("fl", "fi", "fe", "cfi", "cfl", "jfi"):
+                name("fl", val)
+            elif key == "calls":
+                pending = int(val.split()[0])
+                k = (cob or ob, base(cfn))
+                calls[k] = calls.get(k, 0) + pending
+                cob = None
+            elif line.startswith("events:"):
+                events = line.split(":", 1)[1].split()
+                if "Ir" not in events:
+                    raise ValueError("no Ir event in %s" % path)
+                ir_col = events.index("Ir")
+            elif line.startswith("positions:"):
+                npos = len(line.split(":", 1)[1].split())
+            elif line.startswith(("totals:", "summary:")):
+                total[line.split(":")[0]] = int(line.split()[1 + ir_col])
+    if ir_col is None:
+        raise ValueError("not a callgrind output file: %s" % path)
+    return (total.get("totals", total.get("summary", sum(self_ir.values()))),
+            self_ir, calls, fn_ob, edges)
+
+
+def component(fn, ob):
+    """The component (one of COMPONENTS) of function fn in object file ob."""
+    b = os.path.basename(ob or "")
+    if b.startswith("libomptarget"):
+        return "plugin" if PLUGIN_FN.search(fn) else "libomptarget"
+    for comp, rx in OBJECTS:
+        if re.match(rx, b):
+            return comp
+    return "program" if b and "." not in b else "other"
 
 
 def kle_depth(chain):
     """Where a call with this caller chain (innermost first) enters the KLE
-    path: the index of the first KLE function, or of dataDelete called from
-    synchronize/queryAsync; None if it is not on the KLE path."""
+    path (the index of the first KLE function, or of dataDelete called from
+    synchronize/queryAsync), or None."""
     for i, f in enumerate(chain):
-        if KLE_FN.search(f):
-            return i
-        if DELETE_FN.search(f) and i + 1 < len(chain) and SYNC_FN.search(chain[i + 1]):
+        if KLE_FN.search(f) or (DELETE_FN.search(f) and i + 1 < len(chain)
+                                and SYNC_FN.search(chain[i + 1])):
             return i
     return None
 
 
 def measure(path):
-    """The metrics of one callgrind run (absolute Ir and calls, not per launch)."""
-    parts = parse(path)
-    total, fn_ob, edges = parts.total, parts.fn_ob, parts.edges
-    kle = 0
-    entries = {}
-    driver = 0
-    driver_calls = {}
-    alloc = [0, 0]   # calls to GenericDeviceTy::dataAlloc from KLE code
-    free = [0, 0]    # the AssociatedAllocations loop's dataDelete calls
-    depth = 0        # deepest caller of a driver call found in KLE code
-    for (caller, callee), (calls, ir) in edges.items():
+    """The figures of one callgrind file (whole run, not per launch)."""
+    total, self_ir, calls, fn_ob, edges = parse(path)
+    m = {"total": total, "kle": 0, "kle_driver": 0, "kle_entries": {},
+         "kle_driver_calls": {}, "kle_data_alloc": [0, 0], "kle_data_delete": [0, 0],
+         "kle_driver_max_depth": 0, "components": dict.fromkeys(COMPONENTS, 0), "calls": {}}
+    for (ob, fn), ir in self_ir.items():
+        m["components"][component(fn, ob)] += ir
+    for label, rx in COUNTED_CALLS:
+        r = re.compile(r"^(%s)$" % rx)
+        m["calls"][label] = sum(n for (ob, fn), n in calls.items() if r.match(fn) and (
+            not label.startswith("cu") or component(fn, ob) == "stand-in"))
+
+    def add(key, n, ir, entry=None):
+        e = m[key] if entry is None else m[key].setdefault(entry, [0, 0])
+        e[0] += n
+        e[1] += ir
+
+    def is_driver(fn):
+        return os.path.basename(fn_ob.get(fn) or "").startswith("libcuda.so")
+    for (caller, callee), (n, ir) in edges.items():
         if caller is None:
             continue
         cb, eb = base(caller), base(callee)
-        # Calls into KLE code from outside it.
-        if KLE_FN.search(eb) and not KLE_FN.search(cb):
-            kle += ir
-            k = re.sub(r"^llvm::omp::target::plugin::", "", eb).split("(")[0]
-            e = entries.setdefault(k, [0, 0])
-            e[0] += calls
-            e[1] += ir
+        if KLE_FN.search(eb) and not KLE_FN.search(cb):  # into KLE code
+            m["kle"] += ir
+            add("kle_entries", n, ir,
+                re.sub(r"^llvm::omp::target::plugin::", "", eb).split("(")[0])
         if ALLOC_FN.search(eb) and KLE_FN.search(cb):
-            alloc[0] += calls
-            alloc[1] += ir
-        # The AssociatedAllocations loop's frees.
-        if DELETE_FN.search(eb) and SYNC_FN.search(cb):
-            kle += ir
-            free[0] += calls
-            free[1] += ir
-            e = entries.setdefault("dataDelete from " + SYNC_FN.search(cb).group(1), [0, 0])
-            e[0] += calls
-            e[1] += ir
-        # Calls from the plugin into the driver library made on the KLE path:
-        # the callee's context lists its callers, innermost first; the first
-        # one is `caller` itself.
-        if is_driver(callee, fn_ob) and not is_driver(caller, fn_ob):
+            add("kle_data_alloc", n, ir)
+        if DELETE_FN.search(eb) and SYNC_FN.search(cb):  # the frees
+            m["kle"] += ir
+            add("kle_data_delete", n, ir)
+            add("kle_entries", n, ir, "dataDelete from " + SYNC_FN.search(cb).group(1))
+        # Into the driver on the KLE path: the callee's context lists its
+        # callers, innermost (caller itself) first.
+        if is_driver(callee) and not is_driver(caller):
             at = kle_depth(callee.split("'")[1:])
             if at is not None:
-                driver += ir
-                depth = max(depth, at + 1)
-                d = driver_calls.setdefault(eb, [0, 0])
-                d[0] += calls
-                d[1] += ir
-    return {"total": total, "kle": kle, "kle_driver": driver,
-            "components": components(parts),
-            "calls": counted_calls(parts),
-            "kle_entries": entries, "kle_driver_calls": driver_calls,
-            "kle_data_alloc": alloc, "kle_data_delete": free,
-            "kle_driver_max_depth": depth}
+                m["kle_driver"] += ir
+                m["kle_driver_max_depth"] = max(m["kle_driver_max_depth"], at + 1)
+                add("kle_driver_calls", n, ir, eb)
+    return m
 
 
-def run_one(a, env, transport, n, tmp):
-    a.runs_done += 1
-    print("%s: run %d/%d: valgrind kle-bench --launches %d under %s"
-          % (common.PROG, a.runs_done, a.runs, n, transport), file=sys.stderr, flush=True)
-    out = os.path.join(tmp, "callgrind.%s.%d.out" % (transport, n))
-    cmd = [a.valgrind, "--tool=callgrind", "-q", "--separate-threads=no",
-           "--dump-instr=no", "--dump-line=no",
-           "--separate-callers%d=cu*" % SEPARATE_CALLERS,
-           "--callgrind-out-file=" + out, a.bench, "--launches", str(n)]
-    # KLE_STANDIN_EXPECT makes the stand-in check every launch's dyn_ptr
-    # placement for this transport, so a fallback (zerocopy or staged to
-    # copy) fails the run. (Not LIBOMPTARGET_KLE_STATS or _INFO: they would
-    # add work to the KLE path being measured.)
-    e = dict(env, LIBOMPTARGET_KLE_TRANSPORT=transport, KLE_STANDIN_EXPECT=transport)
-    t0 = time.time()
+def per_unit(r1, r2, dn):
+    """(r2 - r1) / dn, through nested dicts and lists (a key r1 lacks is 0)."""
+    if isinstance(r2, dict) or isinstance(r1, dict):
+        r1, r2 = r1 or {}, r2 or {}
+        return {k: per_unit(r1.get(k), r2.get(k), dn) for k in dict.fromkeys([*r1, *r2])}
+    if isinstance(r2, list) or isinstance(r1, list):
+        return [per_unit(x, y, dn) for x, y in zip(r1 or [0] * len(r2), r2 or [0] * len(r1))]
+    return ((r2 or 0) - (r1 or 0)) / dn
+
+
+def callgrind(a, cmd, env, tag, done, extra=()):
+    """(measure() of cmd under callgrind, its stderr); cmd's last argument is
+    a count. Exits with one line if it fails, times out or does not print
+    done."""
+    out = os.path.join(a.tmp, "cg.%s.%s.out" % (tag, cmd[-1]))
+    vg = [a.valgrind, "--tool=callgrind", "-q", "--separate-threads=no", "--dump-instr=no",
+          "--dump-line=no"] + list(extra) + ["--callgrind-out-file=" + out] + cmd
+    what = "%s (%s)" % (" ".join(cmd[-3:]), tag)
     try:
-        r = common.run(cmd, e, timeout=a.timeout)
+        r = common.run(vg, env, timeout=a.timeout)
     except subprocess.TimeoutExpired:
-        die("valgrind on kle-bench --launches %d (%s) ran over %d s (--timeout)"
-            % (n, transport, a.timeout))
-    secs = time.time() - t0
-    if r.returncode or "launches done" not in r.stdout:
+        die("%s timed out after %d s (--timeout)" % (what, a.timeout))
+    if r.returncode or done not in r.stdout:
         why = [l for l in r.stderr.splitlines() if "VIOLATION" in l][:1]
-        die("valgrind kle-bench --launches %d (%s) failed with status %d%s: %s"
-            % (n, transport, r.returncode,
-               " (the stand-in saw a launch not served by %s)" % transport if why else "",
-               (why[0] if why else complaint(r.stderr))))
-    m = re.findall(r"kle-standin: launches=(\d+) violations=(\d+)", r.stderr)
-    if not m or m[-1] != (str(n), "0"):
-        die("kle-bench --launches %d (%s): the stand-in reported %s, not %d launches "
-            "without violations" % (n, transport, "launches=%s violations=%s" % m[-1]
-                                    if m else "nothing", n))
+        die("%s failed with status %d%s: %s" % (
+            what, r.returncode, " (the stand-in saw a launch not served by %s)" % tag
+            if why else "", why[0] if why else complaint(r.stderr or r.stdout)))
     try:
-        res = measure(out)
+        m = measure(out)
     except (OSError, ValueError) as err:
         die("cannot read callgrind output: %s" % err)
-    res["seconds"] = round(secs, 2)
     if a.keep:
         os.makedirs(a.keep, exist_ok=True)
         shutil.copy(out, a.keep)
     os.unlink(out)
-    return res
-
-
-def per_launch(r1, r2, dn, key):
-    return (r2[key] - r1[key]) / dn
-
-
-def per_launch_map(r1, r2, dn, key):
-    ks = sorted(set(r1[key]) | set(r2[key]))
-    z = [0, 0]
-    return {k: {"calls": (r2[key].get(k, z)[0] - r1[key].get(k, z)[0]) / dn,
-                "ir": (r2[key].get(k, z)[1] - r1[key].get(k, z)[1]) / dn} for k in ks}
+    return m, r.stderr
 
 
 METRICS = ["whole_process", "kle_path_incl_driver", "kle_path_driver_calls",
-           "kle_path_excl_driver", "allocations",
-           "kle_path_excl_driver_and_allocations"]
+           "kle_path_excl_driver", "allocations", "kle_path_excl_driver_and_allocations"]
+LABELS = ["whole process", "KLE path incl. driver calls", "  driver calls in KLE path",
+          "KLE path excl. driver calls *", "  device allocations",
+          "KLE path excl. driver and allocations"]
 
 
-def launch_metrics(r1, r2, n1, n2):
-    """Per-launch metrics from a run with N1 and one with N2 launches."""
-    dn = float(n2 - n1)
-    kle = per_launch(r1, r2, dn, "kle")
-    drv = per_launch(r1, r2, dn, "kle_driver")
-    # Device allocations on the KLE path: dataAlloc from KLE code and the
-    # AssociatedAllocations frees (memory-manager hits, no driver call).
-    rb = ((r2["kle_data_alloc"][1] - r1["kle_data_alloc"][1]) +
-          (r2["kle_data_delete"][1] - r1["kle_data_delete"][1])) / dn
-    return {
-        "whole_process": per_launch(r1, r2, dn, "total"),
-        "kle_path_incl_driver": kle,
-        "kle_path_driver_calls": drv,
-        "kle_path_excl_driver": kle - drv,
-        "allocations": rb,
-        "kle_path_excl_driver_and_allocations": kle - drv - rb,
-        "kle_entries": per_launch_map(r1, r2, dn, "kle_entries"),
-        "kle_driver_entry_points": per_launch_map(r1, r2, dn, "kle_driver_calls"),
-        "components": {k: (r2["components"][k] - r1["components"][k]) / dn
-                       for k in COMPONENTS},
-        "calls": {k: (r2["calls"][k] - r1["calls"][k]) / dn for k in r1["calls"]},
-        "runs": {str(n1): r1, str(n2): r2},
-    }
+def run_pair(a, env, t, n1, n2):
+    """Per-launch metrics of one pair of runs of transport t."""
+    rs = []
+    for n in (n1, n2):
+        a.runs_done += 1
+        print("%s: run %d/%d: valgrind kle-bench --launches %d under %s"
+              % (common.PROG, a.runs_done, a.runs, n, t), file=sys.stderr, flush=True)
+        # KLE_STANDIN_EXPECT: a fallback to copy fails the run (not _STATS or
+        # _INFO: they would add work to the KLE path).
+        r, err = callgrind(a, [a.bench, "--launches", str(n)],
+                      dict(env, LIBOMPTARGET_KLE_TRANSPORT=t, KLE_STANDIN_EXPECT=t), t,
+                      "launches done", ["--separate-callers%d=cu*" % SEPARATE_CALLERS])
+        got = re.findall(r"kle-standin: launches=(\d+) violations=(\d+)", err)
+        if not got or got[-1] != (str(n), "0"):
+            die("kle-bench --launches %d (%s): the stand-in reported %s, not %d launches "
+                "without violations" % (n, t, "launches=%s violations=%s" % got[-1]
+                                        if got else "nothing", n))
+        if r["kle_driver_max_depth"] > SEPARATE_CALLERS - 4:
+            print("%s: warning: a driver call was found %d callers below KLE code, near "
+                  "the --separate-callers depth %d: deeper ones would be missed"
+                  % (common.PROG, r["kle_driver_max_depth"], SEPARATE_CALLERS),
+                  file=sys.stderr)
+        rs.append(r)
+    d = per_unit(rs[0], rs[1], float(n2 - n1))
+    alloc = d["kle_data_alloc"][1] + d["kle_data_delete"][1]
+    drv = d["kle_driver"]
+    pairs = lambda m: {k: {"calls": v[0], "ir": v[1]} for k, v in m.items()}
+    return dict(zip(METRICS, [d["total"], d["kle"], drv, d["kle"] - drv, alloc,
+                              d["kle"] - drv - alloc]),
+                kle_entries=pairs(d["kle_entries"]),
+                kle_driver_entry_points=pairs(d["kle_driver_calls"]),
+                components=d["components"], calls=d["calls"],
+                runs={str(n1): rs[0], str(n2): rs[1]})
 
 
 def main(argv):
-    PROG = common.PROG
-    ap = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
+    prog = common.PROG
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
     ap.add_argument("--bench", default=os.path.join(REPO, "build", "bench", "kle-bench"))
     ap.add_argument("--standin", default=os.path.join(REPO, "build", "test", "cuda-standin", "lib"),
                     help="CUDA driver stand-in lib dir (holds libcuda.so.1)")
     ap.add_argument("--launches", default="50,150",
-                    help="the two launch counts N1,N2 (N1 < N2); Ir/launch = "
-                         "(Ir(N2) - Ir(N1)) / (N2 - N1)")
+                    help="the launch counts N1,N2 (N1 < N2) of each pair of runs")
     ap.add_argument("--transports", default=",".join(TRANSPORTS),
                     help="comma-separated subset of " + ",".join(TRANSPORTS))
-    ap.add_argument("--repeat", type=int, default=3,
-                    help="pairs of runs per transport; the table shows the pair with "
-                         "the median KLE path excl. driver calls")
+    ap.add_argument("--repeat", type=int, default=3, help="pairs of runs per transport")
     ap.add_argument("--valgrind", default="valgrind")
     ap.add_argument("--timeout", type=int, default=600, help="seconds per valgrind run")
     ap.add_argument("--keep", default="", help="keep the callgrind output files in this dir")
     ap.add_argument("--out", default=os.path.join(REPO, "build", "bench-results",
                                                   "kle-instructions.json"),
-                    help="the JSON file to write (its directory is created; checked "
-                         "before the first valgrind run)")
+                    help="the JSON file to write (checked before the first run)")
     a = ap.parse_args(argv)
-
     try:
         n1, n2 = [int(x) for x in a.launches.split(",")]
     except ValueError:
@@ -428,33 +318,24 @@ def main(argv):
         die("--launches wants 0 < N1 < N2, got %d,%d" % (n1, n2))
     if a.repeat < 1:
         die("--repeat must be at least 1")
-    transports = [t for t in a.transports.split(",") if t]
-    bad = [t for t in transports if t not in TRANSPORTS]
-    if bad or not transports:
-        die("--transports: unknown %s (valid: %s)" % (bad, ", ".join(TRANSPORTS)))
-    # Before any valgrind run: a bad --out must not cost the results at the end.
-    a.out = check_out_file(a.out, PROG, "kle-instructions.json")
-    vg = shutil.which(a.valgrind)
-    if not vg:
-        die("valgrind not found (%s); install the Debian package 'valgrind' "
-            "(apt-get install valgrind)" % a.valgrind)
-    a.valgrind = vg
+    transports = common.transports(a.transports, prog)
+    a.out = common.check_out(a.out, prog, "kle-instructions.json")
+    a.valgrind = shutil.which(a.valgrind) or die(
+        "valgrind not found (%s); install the Debian package 'valgrind' "
+        "(apt-get install valgrind)" % a.valgrind)
     if not os.access(a.bench, os.X_OK):
         die("%s is not an executable kle-bench; build bench/ first (README, Benchmarks)" % a.bench)
     if not os.path.exists(os.path.join(a.standin, "libcuda.so.1")):
         die("no CUDA driver stand-in: no libcuda.so.1 in %s; build test/standin "
             "(test/standin/cuda/README.md) or pass --standin" % a.standin)
-
-    env = dict(os.environ)
-    for k in ("LIBOMPTARGET_KLE_TRANSPORT", "LIBOMPTARGET_INFO", "LIBOMPTARGET_DEBUG",
-              "LIBOMPTARGET_KLE_STATS", "LIBOMPTARGET_KLE_MAX_SLOTS", "KLE_STANDIN_VERBOSE",
-              "KLE_STANDIN_FAIL", "KLE_STANDIN_STATS", "KLE_STANDIN_STATS_FILE",
-              "KLE_STANDIN_KERNEL_US", "KLE_CUDA_STANDIN_DEVICES"):
-        env.pop(k, None)
-    env["LD_LIBRARY_PATH"] = a.standin + os.pathsep + env.get("LD_LIBRARY_PATH", "")
-    env["KLE_STANDIN_DELAY_US"] = "0:0"
-    env["KLE_STANDIN_SEED"] = "1"
-    devs = [d for d in list_devices(a.bench, env, PROG) if d[1].startswith("CUDA")]
+    env = {k: v for k, v in os.environ.items() if k not in (
+        "LIBOMPTARGET_KLE_TRANSPORT", "LIBOMPTARGET_INFO", "LIBOMPTARGET_DEBUG",
+        "LIBOMPTARGET_KLE_STATS", "LIBOMPTARGET_KLE_MAX_SLOTS", "KLE_STANDIN_VERBOSE",
+        "KLE_STANDIN_FAIL", "KLE_STANDIN_STATS", "KLE_STANDIN_STATS_FILE",
+        "KLE_STANDIN_KERNEL_US", "KLE_CUDA_STANDIN_DEVICES")}
+    env.update(LD_LIBRARY_PATH=a.standin + os.pathsep + env.get("LD_LIBRARY_PATH", ""),
+               KLE_STANDIN_DELAY_US="0:0", KLE_STANDIN_SEED="1")
+    devs = [d for d in list_devices(a.bench, env, prog) if d[1].startswith("CUDA")]
     if not devs:
         die("kle-bench sees no CUDA device through the stand-in in %s" % a.standin)
     num, uid = devs[0]
@@ -463,25 +344,13 @@ def main(argv):
     results = {}
     a.runs, a.runs_done = 2 * a.repeat * len(transports), 0
     t0 = time.time()
-    with tempfile.TemporaryDirectory(prefix="klebench-instructions.") as tmp:
+    with tempfile.TemporaryDirectory(prefix="klebench-instructions.") as a.tmp:
         for t in transports:
-            reps = []
-            for rep in range(a.repeat):
-                r1 = run_one(a, env, t, n1, tmp)
-                r2 = run_one(a, env, t, n2, tmp)
-                reps.append(launch_metrics(r1, r2, n1, n2))
-                depth = max(r1["kle_driver_max_depth"], r2["kle_driver_max_depth"])
-                if depth > SEPARATE_CALLERS - 4:
-                    print(PROG + ": warning: a driver call was found %d callers "
-                          "below KLE code, near the --separate-callers depth %d: deeper "
-                          "ones would be missed" % (depth, SEPARATE_CALLERS), file=sys.stderr)
-            # The median repetition by the target's metric (so that every
-            # figure in a column comes from one pair of runs and adds up).
-            reps.sort(key=lambda r: r["kle_path_excl_driver"])
-            med = reps[(len(reps) - 1) // 2]
-            res = {k: med[k] for k in METRICS + ["kle_entries", "kle_driver_entry_points",
-                                                  "components", "calls"]}
-            # The whole process is independent of that choice: its own median.
+            reps = sorted((run_pair(a, env, t, n1, n2) for _ in range(a.repeat)),
+                          key=lambda r: r["kle_path_excl_driver"])
+            # The median pair by the target's metric (a column adds up); the
+            # whole process its own median.
+            res = {k: v for k, v in reps[(len(reps) - 1) // 2].items() if k != "runs"}
             res["whole_process"] = sorted(r["whole_process"] for r in reps)[(len(reps) - 1) // 2]
             res["range"] = {k: [min(r[k] for r in reps), max(r[k] for r in reps)]
                             for k in METRICS}
@@ -489,56 +358,30 @@ def main(argv):
             results[t] = res
     elapsed = time.time() - t0
 
-    rows = [("whole_process", "whole process"),
-            ("kle_path_incl_driver", "KLE path incl. driver calls"),
-            ("kle_path_driver_calls", "  driver calls in KLE path"),
-            ("kle_path_excl_driver", "KLE path excl. driver calls *"),
-            ("allocations", "  device allocations"),
-            ("kle_path_excl_driver_and_allocations", "KLE path excl. driver and allocations")]
+    def table(rows, fmt, part=None):
+        for key, label in rows:
+            print("%-38s" % label + "".join(
+                fmt % (results[t][part] if part else results[t])[key] for t in transports))
     print("Host instructions per launch (Ir/launch), HOST-SIDE, CUDA driver stand-in")
     print("device %d (%s); callgrind on kle-bench --launches N (synchronous 1-team "
           "teams reduction);" % (num, uid))
     print("Ir/launch = (Ir(N=%d) - Ir(N=%d)) / %d%s" % (
         n2, n1, n2 - n1, ", median of %d pairs of runs" % a.repeat if a.repeat > 1 else ""))
     print("%-38s" % "metric" + "".join("%12s" % t for t in transports))
-    for key, label in rows:
-        print("%-38s" % label + "".join("%12.1f" % results[t][key] for t in transports))
+    table(zip(METRICS, LABELS), "%12.1f")
     print("* the target's metric. Driver calls: the stand-in's CPU emulation of the driver, "
           "not the real driver's cost.\nDevice allocations: dataAlloc/dataDelete on the KLE "
           "path (copy: device KLE and reduction buffer per launch; staged: device KLE; "
           "zerocopy and resident: none, the slot keeps its reduction buffer).")
-    # The whole process by component (self instructions; bench/py),
-    # from the same pair of runs as the KLE path rows, and the calls counted.
     print("\nWhole process by component (self Ir/launch, the KLE path rows' pair of runs)")
-    for k in COMPONENTS:
-        print("%-38s" % ("  " + k) + "".join("%12.1f" % results[t]["components"][k]
-                                             for t in transports))
+    table([(k, "  " + k) for k in COMPONENTS], "%12.1f", "components")
     print("Calls per launch")
-    for k, _ in COUNTED_CALLS:
-        print("%-38s" % ("  " + k) + "".join("%12.2f" % results[t]["calls"][k]
-                                             for t in transports))
+    table([(k, "  " + k) for k, _ in COUNTED_CALLS], "%12.2f", "calls")
     print("Stock LLVM 22.1.8 side by side: bench/klebench.py launch-cost instructions.")
 
-    meta = {
-        "machine": platform.node(),
-        "device": "%d %s" % (num, uid),
-        "driver": "CUDA driver stand-in",
-        "host_side_only": True,
-        "llvm": "22.1.8",
-        "git": common.git_revision(),
-        "valgrind": subprocess.run([a.valgrind, "--version"], capture_output=True,
-                                   text=True).stdout.strip(),
-        "launches": [n1, n2],
-        "repeat": a.repeat,
-        "unit": "Ir (host instructions, all threads) per launch",
-        "seconds": round(elapsed, 1),
-    }
-    # Issue 13's CPU target: the KLE path of the transports that make no
-    # per-launch device operation (zerocopy, resident) costs at most a quarter
-    # of copy's, excluding the driver's own (emulated) work.
-    limit = 0.25
-    target = None
-    key = "kle_path_excl_driver"
+    # The target: the KLE path (excluding the driver's emulated work) of
+    # zerocopy and resident at most a quarter of copy's.
+    key, limit, target = "kle_path_excl_driver", 0.25, None
     judged = [t for t in ("zerocopy", "resident") if t in results]
     if judged and "copy" in results:
         c = results["copy"]
@@ -560,13 +403,12 @@ def main(argv):
                 "ratio_transport_only": ratio("kle_path_excl_driver_and_allocations"),
                 "met": ok}
         target["met"] = all(v["met"] for v in target["transports"].values())
-
-    data = {"meta": meta, "results": results, "target": target}
-
-    def write():
-        os.makedirs(os.path.dirname(a.out), exist_ok=True)
-        with open(a.out, "w") as f:
-            json.dump(data, f, indent=1)
-    save_or_die(write, "--out %s" % a.out, PROG, data)
+    meta = {"machine": platform.node(), "device": "%d %s" % (num, uid),
+            "driver": "CUDA driver stand-in", "host_side_only": True, "llvm": "22.1.8",
+            "git": common.git_revision(),
+            "valgrind": common.run([a.valgrind, "--version"], None).stdout.strip(),
+            "launches": [n1, n2], "repeat": a.repeat,
+            "unit": "Ir (host instructions, all threads) per launch",
+            "seconds": round(elapsed, 1)}
+    common.save_json(a.out, {"meta": meta, "results": results, "target": target}, prog)
     print("\nwrote %s (%.0f s)" % (a.out, elapsed))
-

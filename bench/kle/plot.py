@@ -2,16 +2,11 @@
 
   klebench.py plot <kle-interleaved.json> [-o out.png|.svg|.pdf]
 
-One panel per benchmark and measure (end_to_end; device_span and
-kernel_only with the kernel timer) of the paired differences: per unit, the
-median of its per-cycle differences to its reference (copy, the no-KLE
-baseline, another wait) with the 95% CI as a bar; a CI that holds 0 is "not
-resolved". The format follows -o's extension (.png, .svg, .pdf or any other
-format matplotlib writes; none: PNG under exactly that name; an unknown
-extension is an error before anything is drawn). Default: kle-interleaved.png
-next to the JSON. Errors are one line (exit status 2). Needs matplotlib (Agg
-backend), re-executing under /usr/bin/python3 once if this interpreter lacks
-it. Prints "wrote <file> (<N> panels: <names>)".
+One panel per benchmark and measure of the paired differences: per unit, the
+median per-cycle difference to its reference with the 95% CI as a bar. The
+format follows -o's extension (none: PNG under that name; an unknown one is
+an error before anything is drawn); default kle-interleaved.png next to the
+JSON. Errors are one line, exit status 2.
 """
 import argparse
 import json
@@ -21,8 +16,7 @@ import re
 from kle import common
 from kle.common import TRANSPORTS
 
-# Top to bottom: the baseline, then the transports in their order; the
-# Okabe-Ito colour-blind-safe palette.
+# Top to bottom; the Okabe-Ito colour-blind-safe palette.
 ROWS = ["baseline"] + list(TRANSPORTS) + ["floor"]
 COLOURS = {"baseline": "#7f7f7f", "zerocopy": "#0072B2", "staged": "#009E73",
            "copy": "#D55E00", "resident": "#CC79A7", "floor": "#000000"}
@@ -81,8 +75,7 @@ def main(argv):
     out = a.output or os.path.join(os.path.dirname(os.path.abspath(a.json)),
                                    "kle-interleaved.png")
     plt, transforms = common.require(_matplotlib, ["matplotlib"], common.PROG)
-    # The format follows the extension (as savefig infers it); without one,
-    # PNG under exactly the name given (savefig would append ".png").
+    # Without an extension: PNG under that name (savefig would add ".png").
     ext = os.path.splitext(out)[1][1:].lower()
     formats = plt.gcf().canvas.get_supported_filetypes()
     plt.close("all")

@@ -1,16 +1,10 @@
-"""The statistics of every klebench.py command, in one place: distributions,
-the median of paired differences or ratios with a moving-block bootstrap CI
-(samples of one process, cycle by cycle or pair by pair, are not
-independent), and the ratio of two medians with a bootstrap CI (the A/B of
-two builds). All CIs are scipy.stats.bootstrap's percentile intervals at 95%
-with a fixed seed, so a rerun on the same samples prints the same figures."""
+"""The statistics of every klebench.py command: distributions, the median of
+paired differences or ratios with a moving-block bootstrap CI (one process's
+cycles are not independent), the ratio of two medians (two builds). Every CI
+is scipy.stats.bootstrap's 95% percentile interval with a fixed seed."""
 import math
 
-from kle.common import require_scipy
-
-
-def _np():
-    return require_scipy()
+from kle.common import require_scipy as _np
 
 
 def block_length(cycles):
@@ -29,11 +23,9 @@ def distribution(values_us):
 
 
 def paired_median_ci(diffs, block=None, resamples=2000, seed=12345):
-    """Median of paired differences (or ratios), one per cycle in cycle
-    order, with a 95% CI from a moving-block bootstrap over consecutive
-    cycles: whole runs of block cycles are resampled. Returns (median,
-    low, high); the CI is NaN (so the verdict is "not resolved") when there
-    are fewer than two block starts to resample."""
+    """(median, low, high) of paired differences (or ratios), one per cycle
+    in order; the CI resamples whole runs of block consecutive cycles. NaN
+    (verdict "not resolved") with fewer than two block starts."""
     np, st = _np()
     d = np.asarray(diffs, dtype=float)
     n = d.size
@@ -55,8 +47,7 @@ def paired_median_ci(diffs, block=None, resamples=2000, seed=12345):
 
 
 def ratio_ci(a, b, resamples=2000, seed=19):
-    """Ratio of medians a/b and its 95% CI, the two samples resampled
-    independently (samples of two builds, which no cycle pairs)."""
+    """(ratio of medians a/b, low, high), a and b resampled independently."""
     np, st = _np()
     ratio = float(np.median(a) / np.median(b))
     if min(len(a), len(b)) < 2:
@@ -78,9 +69,8 @@ def verdict(low, high, reference="copy"):
 
 
 def unit_parts(unit):
-    """(what, wait) of an interleaved unit name: "resident" -> ("resident",
-    ""), "copy/poll" -> ("copy", "poll"); what is a transport, "baseline"
-    (no KLE) or "floor" (the CUDA driver doing the same work, kle-floor.h)."""
+    """(what, wait) of a unit: "resident" -> ("resident", ""), "copy/poll" ->
+    ("copy", "poll"); what is a transport, "baseline" or "floor"."""
     what, _, wait = unit.partition("/")
     return what, wait
 
@@ -91,17 +81,13 @@ def unit_name(what, wait):
 
 
 def interleaved_report(bench):
-    """Per-unit distributions and pairs from one parse_interleaved()
-    benchmark: {"dist": {unit: distribution, plus "x_floor" [median, ci_low,
-    ci_high] (the median per-cycle ratio to the floor, block-bootstrap CI)
-    with a floor unit, and "cpu_us" (median process CPU time per launch)
-    and "cpu_per_wall" (CPU time / wall time over all its samples) with
-    cpu_ns samples}, "paired": [{"transport", "reference",
-    "median_diff_us", "ci_low_us", "ci_high_us", "verdict"}] (each
-    transport against copy and the baseline under the same wait, then each
-    unit under another wait against the same unit under "block", else
-    under the first wait), "steady_path_ns": {unit: median},
-    "one_time_path_ns": {unit: ns}}."""
+    """One parse_interleaved() benchmark's {"dist": {unit: distribution with
+    "x_floor" [median, low, high] (per-cycle ratio to the floor), "cpu_us"
+    (median CPU time per launch), "cpu_per_wall"}, "paired": [{"transport",
+    "reference", "median_diff_us", "ci_low_us", "ci_high_us", "verdict"}]
+    (each transport against copy and the baseline under its wait, then each
+    unit under another wait against itself under "block", else the first
+    wait), "steady_path_ns": {unit: median}, "one_time_path_ns": {unit}}."""
     np, _ = _np()
     units, ns = bench["units"], bench["samples"]
     us = ns / 1e3
@@ -121,11 +107,7 @@ def interleaved_report(bench):
             r = unit_name(ref, unit_parts(u)[1])
             if r != u and r in col:
                 pair(u, r)
-    waits = []
-    for u in units:
-        w = unit_parts(u)[1]
-        if w and w not in waits:
-            waits.append(w)
+    waits = list(dict.fromkeys(w for w in map(lambda u: unit_parts(u)[1], units) if w))
     if len(waits) > 1:
         ref_wait = "block" if "block" in waits else waits[0]
         for u in units:
