@@ -29,8 +29,10 @@ import lit.formats
 config.name = "kle-offload"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".c", ".cpp", ".test"]
-config.excludes = ["Inputs", "unit", "src", "selftest", "core", "seed", "cuda.cmake", "lit.cfg.py",
-                   "README.md", "tsan.supp"]
+# standin/ is the stand-ins' code (no tests); races/seed-pool-race.cpp is a
+# library the sanitizer job preloads.
+config.excludes = ["Inputs", "unit", "src", "selftest", "standin", "seed-pool-race.cpp",
+                   "lit.cfg.py", "README.md", "tsan.supp"]
 utils = os.path.join(os.path.dirname(__file__), "utils")
 config.test_source_root = os.path.dirname(__file__)
 
@@ -81,6 +83,7 @@ subs = [
     ("%bench", os.path.join(repo, "bench")),
     ("%klebench", "python3 " + os.path.join(repo, "bench", "klebench.py")),
     ("%examples", os.path.join(repo, "examples")),
+    ("%inputs", os.path.join(config.test_source_root, "Inputs")),  # shared programs
     ("%run", "timeout 120"),
     # Stats fields by name: %statcheck zerocopy=32 rest=0 slabs=+ < out.
     ("%statcheck", "python3 " + os.path.join(utils, "statcheck.py")),
@@ -145,7 +148,7 @@ if os.path.exists(standin) and os.path.exists("/usr/local/cuda/bin/ptxas"):
     # sanitizer (scripts/sanitizer-check.sh), its runtime preloaded, from
     # <build>/test/offload-<sanitizer>, or from <build>/test/<KLE_SANITIZER_BUILD>.
     # KLE_SANITIZER_PRELOAD: one more library preloaded after the runtime (the
-    # seeded pool race, test/standin/seed).
+    # seeded pool race, test/races/seed-pool-race.cpp).
     san = param("KLE_SANITIZER", "")
     libdirs = os.path.dirname(standin)
     san_env = ""
@@ -168,7 +171,7 @@ if os.path.exists(standin) and os.path.exists("/usr/local/cuda/bin/ptxas"):
         if san == "thread":
             # libomp never joins its hidden-helper threads (upstream design).
             opts += ":report_thread_leaks=0:suppressions=" + os.path.join(config.test_source_root,
-                                                    "standin", "tsan.supp")
+                                                    "races", "tsan.supp")
         preload = rt + (":" + param("KLE_SANITIZER_PRELOAD", "") if param("KLE_SANITIZER_PRELOAD", "") else "")
         san_env = " LD_PRELOAD=%s %s_OPTIONS=%s" % (preload, short.upper(), opts)
         if san == "thread":
@@ -216,7 +219,7 @@ if os.path.exists(hsa_standin):
             opts += ":log_path=" + param("KLE_SANITIZER_LOG", "")
         if san == "thread":
             opts += ":report_thread_leaks=0:suppressions=" + os.path.join(
-                config.test_source_root, "standin", "tsan.supp")
+                config.test_source_root, "races", "tsan.supp")
         hsa_san_env = " LD_PRELOAD=%s %s_OPTIONS=%s" % (rt, short.upper(), opts)
         if san == "thread":
             hsa_san_env += " OMP_TOOL_LIBRARIES=" + archer  # as for CUDA above

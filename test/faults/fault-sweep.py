@@ -2,7 +2,7 @@
 """Fault sweep over the driver stand-ins (test only; see README.md here).
 
 For each stand-in (cuda, hsa), lifecycle program (sync.c, nowait.c,
-threads.c, pause.c and fork.c in test/standin/lifecycle/Inputs) and KLE
+threads.c, pause.c and fork.c in test/faults/Inputs) and KLE
 transport, one clean run
 records the calls per driver entry point (KLE_STANDIN_STATS_FILE, one
 name for both). Then every entry point that was called fails
@@ -39,8 +39,8 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-STANDIN = os.path.dirname(HERE)
-PROGRAMS_DIR = os.path.join(STANDIN, "lifecycle", "Inputs")  # the driver-neutral programs
+STANDIN = os.path.join(os.path.dirname(HERE), "standin")  # the stand-ins' code
+PROGRAMS_DIR = os.path.join(HERE, "Inputs")  # the driver-neutral programs
 TRANSPORTS = ["zerocopy", "resident", "staged", "copy"]
 PROGRAMS = ["sync", "nowait", "threads", "pause", "fork"]
 

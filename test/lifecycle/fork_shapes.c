@@ -1,5 +1,5 @@
 // fork() after offloading, on both stand-ins (fork-safe: the child's
-// stand-in state is its own, ../core/fork.h): the child exits at once after
+// stand-in state is its own, test/standin/core/fork.h): the child exits at once after
 // the parent's synchronous regions ("sync"), after nowait regions waited for
 // ("nowait"; before the libomp fix the child hung at exit waiting for the
 // parent's hidden helper team), with nowait regions still in flight in the
@@ -11,7 +11,7 @@
 // "inflight" forks 2 ms after starting its nowait regions, with every
 // stand-in operation delayed 2 to 5 ms, so the parent's work is queued at the
 // fork; the child finishes its copy of that work before it goes on
-// (../core/fork.h). Before that, the child's teardown freed memory the work
+// (test/standin/core/fork.h). Before that, the child's teardown freed memory the work
 // still used (B lifetime violations, 8 of 10 runs on the CUDA stand-in); and
 // before patch 0025 the HSA child's exit could hang in AMDGPUQueueTy::deinit
 // on a queue lock a parent thread held at the fork (2 of 10 runs).

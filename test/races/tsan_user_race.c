@@ -1,4 +1,4 @@
-// The sanitizer job's ThreadSanitizer suppressions (test/standin/tsan.supp)
+// The sanitizer job's ThreadSanitizer suppressions (test/races/tsan.supp)
 // must not hide races between OpenMP threads. Until 2026-11-30 they held
 // `race:__kmp_`, which matched the creation stack of every libomp worker and
 // hidden helper thread, so this plain data race between the workers of a

@@ -6,7 +6,7 @@
 // program's), a child's failure status is the program's. A child that
 // offloads while the parent has regions in flight at the fork can wait
 // forever on a libomptarget lock a parent thread held then (docs/DESIGN.md):
-// not swept; ../fork_shapes.c covers regions in flight with a child that
+// not swept; test/lifecycle/fork_shapes.c covers regions in flight with a child that
 // does not offload.
 #include "lifecycle.h"
 

@@ -3,7 +3,7 @@
 #   a negative control (overwrite, free, staged-race, red-no-kle, red-buffer,
 #     counters-dirty, counters-inkle, no-copy, other-stream, hb-copy-back,
 #     hb-kernel-read): must exit 97 with a VIOLATION line
-#     matching its ERE (the check's id and name, ../../README.md)
+#     matching its ERE (the check's id and name, test/standin/README.md)
 #   correct, staged-ok, red-ok, hb-ok, api: must exit 0 with "violations=0"
 # Usage: run-selftest.sh <path-to-kle_standin_selftest> [cubin]
 set -u

@@ -14,8 +14,8 @@
 // copy whose source the host fills before it signals the copy's dependency
 // (A2's exception). Each other case makes one deliberate mistake and
 // run-selftest.sh checks the VIOLATION it must cause (the list, with the check
-// each one fires, is in ../../CMakeLists.txt, KLE_HSA_SELFTEST_CASES, and
-// ../../README.md):
+// each one fires, is in test/standin/CMakeLists.txt, KLE_HSA_SELFTEST_CASES, and
+// test/standin/README.md):
 //   kle-rewrite (A1), kle-free and kernarg-free (B), kernarg-shared,
 //   kernarg-rewrite and kernarg-pool (K), kle-shared (X), no-signal and
 //   bad-wg (packet), copy-late and no-copy (C, device KLE arrival),
