@@ -82,16 +82,29 @@ subs = [
     ("%scripts", os.path.join(repo, "scripts")),
     ("%bench", os.path.join(repo, "bench")),
     ("%klebench", "python3 " + os.path.join(repo, "bench", "klebench.py")),
+    ("%kle-bench", os.path.join(build, "bench", "kle-bench")),  # the built C++ bench
     ("%examples", os.path.join(repo, "examples")),
     ("%inputs", os.path.join(config.test_source_root, "Inputs")),  # shared programs
     ("%run", "timeout 120"),
     # Stats fields by name: %statcheck zerocopy=32 rest=0 slabs=+ < out.
     ("%statcheck", "python3 " + os.path.join(utils, "statcheck.py")),
     ("%fcheck", os.path.join(llvm_bin, "FileCheck")),
+    # FileCheck against the test itself: "%fc" (prefix CHECK), "%fc=P"
+    # (--check-prefix=P), "%fcs=P,Q" (--check-prefixes=P,Q).
+    ("%fc=", os.path.join(llvm_bin, "FileCheck") + " %s --check-prefix="),
+    ("%fcs=", os.path.join(llvm_bin, "FileCheck") + " %s --check-prefixes="),
+    (r"%fc\b", os.path.join(llvm_bin, "FileCheck") + " %s"),
     ("%objdump", os.path.join(llvm_bin, "llvm-objdump")),
 ]
 config.substitutions.extend(subs)
+# "%cuda{ CMD %}" and "%hsa{ CMD %}": CMD only where that stand-in is built,
+# short for lit's "%if cuda-standin %{ CMD %}" (a second expansion pass
+# evaluates the %if they expand to).
+config.substitutions.insert(0, (r"%cuda\{", "%if cuda-standin %{"))
+config.substitutions.insert(0, (r"%hsa\{", "%if hsa-standin %{"))
+config.recursiveExpansionLimit = 3
 archer = os.path.join(prefix, "lib", "libarcher.so")
+merged = os.path.join(utils, "merged.sh")  # runs "$@" with stderr into stdout
 # The KLE transports every per-transport test runs, in one list
 # (%each-transport, %cuda-each, %hsa-each); add a new transport here.
 kle_transports = ["zerocopy", "resident", "staged", "copy"]
@@ -191,6 +204,8 @@ if os.path.exists(standin) and os.path.exists("/usr/local/cuda/bin/ptxas"):
     # each_transport.py; "@" in -p is the transport, default CHECK,CUDA,@).
     cuda_env = "LD_LIBRARY_PATH=" + libdirs + san_env
     config.substitutions.append(("%cuda-run", "env " + cuda_env + " timeout 120 env"))
+    # %cuda: the same with stderr into stdout (most runs check both).
+    config.substitutions.append(("%cuda(?![\\w-])", "env " + cuda_env + " timeout 120 " + merged))
     config.substitutions.append(
         ("%cuda-each", each_transport + " -c %s -p CHECK,CUDA,@ " + cuda_env))
 # The CPU stand-in for the HSA runtime (test-only; test/standin/hsa):
@@ -228,6 +243,7 @@ if os.path.exists(hsa_standin):
     config.substitutions.append(("%hsa-env", hsa_env))
     hsa_vars = hsa_env[len("env "):]
     config.substitutions.append(("%hsa-run", hsa_env + " timeout 120 env"))
+    config.substitutions.append(("%hsa(?![\\w-])", hsa_env + " timeout 120 " + merged))
     config.substitutions.append(
         ("%hsa-each", each_transport + " -c %s -p CHECK,HSA,@ " + hsa_vars))
 # An image linked against a stock LLVM 22.1.8 nvptx DeviceRTL (no KLE ABI
