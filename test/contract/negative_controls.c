@@ -7,17 +7,24 @@
 // runtime, which then waits for the timeout instead of exiting 139. The job
 // exists to find races and memory errors in a correct run.
 // UNSUPPORTED: tsan, asan
+// DEFINE: %{segv} = SIGSEGV in a callback the program registered with hsa_amd_signal_async_handler (not in the stand-in)
+// DEFINE: %{brk} = KLE_HSA_STANDIN_BREAK
+// DEFINE: %{zc} = %use-zerocopy KLE_STANDIN_EXPECT=zerocopy
+// DEFINE: %{cp} = %use-copy KLE_STANDIN_EXPECT=copy
+// DEFINE: %{st} = %use-staged KLE_STANDIN_EXPECT=staged
+// DEFINE: %{slow} = KLE_STANDIN_KERNEL_US=500000 KLE_STANDIN_VERBOSE=1
+// DEFINE: %{racy} = KLE_STANDIN_DELAY_US=2000:3000 KLE_HSA_STANDIN_BREAK=ignore-barriers
 // RUN: %clang-gfx90a %s -o %t
 // C, placement: a zerocopy KLE where a device KLE is expected, and the reverse.
-// RUN: not %hsa-run %use-zerocopy KLE_STANDIN_EXPECT=copy %t 2>&1 | %fcheck --check-prefix=PLACE-DEV %s
+// RUN: not %hsa %use-zerocopy KLE_STANDIN_EXPECT=copy %t | %fc=PLACE-DEV
 // PLACE-DEV: VIOLATION launch #1: C placement: kernel '{{.*}}': expected transport copy but dyn_ptr {{.*}} is fine memory, not device memory
-// RUN: not %hsa-run %use-copy KLE_STANDIN_EXPECT=zerocopy %t 2>&1 | %fcheck --check-prefix=PLACE-HOST %s
+// RUN: not %hsa %use-copy KLE_STANDIN_EXPECT=zerocopy %t | %fc=PLACE-HOST
 // PLACE-HOST: VIOLATION launch #1: C placement: kernel '{{.*}}': expected transport zerocopy but dyn_ptr {{.*}} is device memory, not pinned or fine-grained host memory
 // C, the host flag: dyn_ptr's bit 0 (Shared/KLEAbi.h) read inverted, so a
 // zero-copy KLE looks unflagged and a device KLE flagged.
-// RUN: not %hsa-run %use-zerocopy KLE_HSA_STANDIN_BREAK=flip-host-flag %t 2>&1 | %fcheck --check-prefix=FLAG-HOST %s
+// RUN: not %hsa %use-zerocopy %{brk}=flip-host-flag %t | %fc=FLAG-HOST
 // FLAG-HOST: VIOLATION launch #1: C placement: kernel '{{.*}}': dyn_ptr's host flag is clear but the KLE at {{.*}} is in fine memory
-// RUN: not %hsa-run %use-resident KLE_HSA_STANDIN_BREAK=flip-host-flag %t 2>&1 | %fcheck --check-prefix=FLAG-DEV %s
+// RUN: not %hsa %use-resident %{brk}=flip-host-flag %t | %fc=FLAG-DEV
 // FLAG-DEV: VIOLATION launch #1: C placement: kernel '{{.*}}': dyn_ptr's host flag is set but the KLE at {{.*}} is in device memory
 // W, arrival: the queue ignores barrier-AND dependencies, so a dispatch starts
 // before the copy that delivers its KLE completed (long DMA delays).
@@ -36,12 +43,12 @@
 // stderr ("SIGSEGV in a callback the program registered with
 // hsa_amd_signal_async_handler"), so the status must be 97, or 139 with that
 // line: a crash anywhere else, an abort or a hang fails.
-// RUN: sh -c '%hsa-run KLE_STANDIN_DELAY_US=2000:3000 KLE_HSA_STANDIN_BREAK=ignore-barriers %use-copy KLE_STANDIN_EXPECT=copy %t > %t.copy 2>&1; echo "status=$?" >> %t.copy'
-// RUN: %fcheck --check-prefix=BARRIER %s < %t.copy
-// RUN: sh -c 'grep -qx status=97 %t.copy || { grep -qx status=139 %t.copy && grep -q "SIGSEGV in a callback the program registered with hsa_amd_signal_async_handler (not in the stand-in)" %t.copy; }'
-// RUN: sh -c '%hsa-run KLE_STANDIN_DELAY_US=2000:3000 KLE_HSA_STANDIN_BREAK=ignore-barriers %use-staged KLE_STANDIN_EXPECT=staged %t > %t.staged 2>&1; echo "status=$?" >> %t.staged'
-// RUN: %fcheck --check-prefix=BARRIER %s < %t.staged
-// RUN: sh -c 'grep -qx status=97 %t.staged || { grep -qx status=139 %t.staged && grep -q "SIGSEGV in a callback the program registered with hsa_amd_signal_async_handler (not in the stand-in)" %t.staged; }'
+// RUN: sh -c '%hsa %{racy} %{cp} %t > %t.copy; echo "status=$?" >> %t.copy'
+// RUN: %fc=BARRIER < %t.copy
+// RUN: sh -c 'grep -qx status=97 %t.copy || { grep -qx status=139 %t.copy && grep -q "%{segv}" %t.copy; }'
+// RUN: sh -c '%hsa %{racy} %{st} %t > %t.staged; echo "status=$?" >> %t.staged'
+// RUN: %fc=BARRIER < %t.staged
+// RUN: sh -c 'grep -qx status=97 %t.staged || { grep -qx status=139 %t.staged && grep -q "%{segv}" %t.staged; }'
 // BARRIER: W arrival: kernel '{{.*}}': the copy (op #{{[0-9]+}}) that delivers the device KLE {{.*}} had not completed when the kernel started
 // Copies ignore their dependency signals. The plugin never orders a dispatch
 // after a copy by the copy's dependencies (the KLE's copy -> dispatch edge is
@@ -59,43 +66,43 @@
 // done"), and the runtime frees the launch's KLE (at exit: the memory manager
 // kept it) while the dispatch is pending: B, with half a second of margin.
 // Without the switch the copy waits for the kernel and nothing fires.
-// RUN: %hsa-run KLE_STANDIN_KERNEL_US=500000 KLE_STANDIN_VERBOSE=1 %use-copy KLE_STANDIN_EXPECT=copy %t d2h 2>&1 | %fcheck --check-prefix=DEPS-OK %s
+// RUN: %hsa %{slow} %{cp} %t d2h | %fc=DEPS-OK
 // DEPS-OK-NOT: VIOLATION
 // DEPS-OK: launch #1 done
 // DEPS-OK: d2h done
 // DEPS-OK: launches=1 violations=0
-// RUN: not %hsa-run KLE_STANDIN_KERNEL_US=500000 KLE_STANDIN_VERBOSE=1 KLE_HSA_STANDIN_BREAK=ignore-copy-deps %use-copy KLE_STANDIN_EXPECT=copy %t d2h 2>&1 | %fcheck --check-prefix=DEPS %s
+// RUN: not %hsa %{slow} %{brk}=ignore-copy-deps %{cp} %t d2h | %fc=DEPS
 // DEPS: launch #1 queue {{[0-9]+}} packet {{[0-9]+}} kernel {{.*}} dyn_ptr [[KLE:0x[0-9a-f]+]] (device)
 // DEPS-DAG: d2h done
 // DEPS-DAG: VIOLATION launch #1: B lifetime: device memory [[KLE]] released by hsa_amd_memory_pool_free while the launch was pending
 // DEPS: launch #1 done
 // DEPS: FAILED: {{[0-9]+}} KLE contract violation(s); exiting with status 97
 // Check A1, a host store into the zerocopy slot after the doorbell.
-// RUN: not %hsa-run KLE_HSA_STANDIN_BREAK=scribble-kle %use-zerocopy KLE_STANDIN_EXPECT=zerocopy %t 2>&1 | %fcheck --check-prefix=A1 %s
+// RUN: not %hsa %{brk}=scribble-kle %{zc} %t | %fc=A1
 // A1: VIOLATION launch #{{[0-9]+}}: A1 kle-bytes: kernel '{{.*}}' (kernel start): KLE bytes at dyn_ptr {{.*}} changed after the launch: expected
 // Z, counters: the device counters are not zero at kernel start.
-// RUN: not %hsa-run KLE_HSA_STANDIN_BREAK=dirty-counters %use-zerocopy KLE_STANDIN_EXPECT=zerocopy %t 2>&1 | %fcheck --check-prefix=CNT %s
+// RUN: not %hsa %{brk}=dirty-counters %{zc} %t | %fc=CNT
 // CNT: VIOLATION launch #{{[0-9]+}}: Z counters: kernel '{{.*}}': KLE counters {{.*}} read 0x1 at kernel start (must be zero)
 // L, layout: zerocopy KLEs (tagged) where resident expects upstream's layout.
-// RUN: not %hsa-run %use-zerocopy KLE_STANDIN_EXPECT=resident %t 2>&1 | %fcheck --check-prefix=LAYOUT %s
+// RUN: not %hsa %use-zerocopy KLE_STANDIN_EXPECT=resident %t | %fc=LAYOUT
 // LAYOUT: VIOLATION launch #1: C placement: kernel '{{.*}}': expected transport resident but dyn_ptr {{.*}} is fine memory, not device memory
 // LAYOUT: VIOLATION launch #1: L layout: kernel '{{.*}}': expected transport resident but the KLE is not upstream's layout with zero counters (word0 {{.*}}, tagged)
 // Check A2, the staging source changes between the copy's enqueue and its DMA.
-// RUN: not %hsa-run KLE_HSA_STANDIN_BREAK=scribble-staging %use-staged KLE_STANDIN_EXPECT=staged %t 2>&1 | %fcheck --check-prefix=A2 %s
+// RUN: not %hsa %{brk}=scribble-staging %{st} %t | %fc=A2
 // A2: VIOLATION op: A2 staging-source: copy op #{{[0-9]+}}: source {{.*}} (fine-grained) changed between the enqueue and the DMA
 // K: kernarg bytes change after the doorbell.
-// RUN: not %hsa-run KLE_HSA_STANDIN_BREAK=scribble-kernarg %use-zerocopy %t 2>&1 | %fcheck --check-prefix=KARG %s
+// RUN: not %hsa %{brk}=scribble-kernarg %use-zerocopy %t | %fc=KARG
 // KARG: K: start: kernarg bytes at {{.*}} changed since the doorbell
 // X and K: the queue signals completion before the kernel "ran", so the plugin
 // recycles kernarg buffers and slots under a running dispatch.
-// RUN: not %hsa-run KLE_HSA_STANDIN_BREAK=early-completion %use-zerocopy KLE_STANDIN_EXPECT=zerocopy %t 2>&1 | %fcheck --check-prefix=EARLY %s
+// RUN: not %hsa %{brk}=early-completion %{zc} %t | %fc=EARLY
 // EARLY: kernarg: buffer {{.*}} is shared with in-flight launch #
 // Packet sanity: a group segment larger than the GROUP pool.
-// RUN: not %hsa-run KLE_HSA_STANDIN_BREAK=bad-packet %t 2>&1 | %fcheck --check-prefix=PACKET %s
+// RUN: not %hsa %{brk}=bad-packet %t | %fc=PACKET
 // PACKET: VIOLATION launch #1: packet: group_segment_size 65537 exceeds the 65536-byte GROUP pool
 // The exit status is configurable, and an unknown BREAK item is named.
-// RUN: not %hsa-run KLE_HSA_STANDIN_BREAK=bad-packet,no-such-break KLE_STANDIN_EXIT_CODE=42 %t > %t.out 2>&1
-// RUN: %fcheck --check-prefix=EXIT %s < %t.out
+// RUN: not %hsa %{brk}=bad-packet,no-such-break KLE_STANDIN_EXIT_CODE=42 %t > %t.out
+// RUN: %fc=EXIT < %t.out
 // EXIT: unknown KLE_HSA_STANDIN_BREAK item 'no-such-break' ignored
 // EXIT: FAILED: {{[0-9]+}} KLE contract violation(s); exiting with status 42
 #include <stdio.h>

@@ -8,9 +8,9 @@
 // Found by a new-user trial. Copy allocates no pinned slabs: not run.
 // REQUIRES: cuda-standin
 // RUN: %clang-sm90 %s -o %t
-// RUN: %cuda-run KLE_STANDIN_FAIL=cuMemFreeHost:1:1 %use-zerocopy %t 2>&1 | %fcheck %s
-// RUN: %cuda-run KLE_STANDIN_FAIL=cuMemFreeHost:1:1 %use-resident %t 2>&1 | %fcheck %s
-// RUN: %cuda-run KLE_STANDIN_FAIL=cuMemFreeHost:1:1 %use-staged %t 2>&1 | %fcheck %s
+// RUN: %cuda KLE_STANDIN_FAIL=cuMemFreeHost:1:1 %use-zerocopy %t | %fc
+// RUN: %cuda KLE_STANDIN_FAIL=cuMemFreeHost:1:1 %use-resident %t | %fc
+// RUN: %cuda KLE_STANDIN_FAIL=cuMemFreeHost:1:1 %use-staged %t | %fc
 #include <stdio.h>
 #define N 1024
 int main(void) {

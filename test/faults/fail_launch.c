@@ -3,7 +3,7 @@
 // REQUIRES: cuda-standin
 // RUN: %clang-sm90 %s -o %t
 // libomptarget aborts ("offloading is mandatory"), hence not --crash.
-// RUN: %standin-env KLE_STANDIN_FAIL=cuLaunchKernel:2:719 not --crash %run %t 2>&1 | %fcheck %s
+// RUN: %standin-env KLE_STANDIN_FAIL=cuLaunchKernel:2:719 not --crash %run %t 2>&1 | %fc
 #include <stdio.h>
 #define N 1024
 int main(void) {

@@ -8,7 +8,7 @@
 // RUN: %clang-gfx90a %s -o %t
 // RUN: %hsa-run KLE_STANDIN_FAIL=hsa_amd_memory_pool_allocate@fine:4:HSA_STATUS_ERROR_OUT_OF_RESOURCES \
 // RUN:   %use-zerocopy LIBOMPTARGET_KLE_STATS=1 %t 2>&1 \
-// RUN:   | %statcheck copy=8 AllocationFailed=8 rest=0 slabs=0 | %fcheck %s
+// RUN:   | %statcheck copy=8 AllocationFailed=8 rest=0 slabs=0 | %fc
 #include <stdio.h>
 #define N 1024
 int main(void) {

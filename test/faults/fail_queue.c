@@ -3,7 +3,7 @@
 // its target regions on the host), and the stand-in sees nothing live.
 // REQUIRES: hsa-standin
 // RUN: %clang-gfx90a %s -o %t
-// RUN: %hsa-run KLE_STANDIN_FAIL=hsa_queue_create:1:HSA_STATUS_ERROR_OUT_OF_RESOURCES %t 2>&1 | %fcheck %s
+// RUN: %hsa KLE_STANDIN_FAIL=hsa_queue_create:1:HSA_STATUS_ERROR_OUT_OF_RESOURCES %t | %fc
 #include <omp.h>
 #include <stdio.h>
 int main(void) {

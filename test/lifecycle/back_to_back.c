@@ -1,12 +1,12 @@
 // Back-to-back reduction launches (each needs a KLE) without any explicit
 // synchronisation between them, in two rounds over different data.
 // REQUIRES: cuda-standin || hsa-standin
-// RUN: %if cuda-standin %{ %clang-sm90 %s -o %t.cuda %}
-// RUN: %if cuda-standin %{ %cuda-each -x resident -s @=32,rest=0,host_ns=+ KLE_STANDIN_DELAY_US=0:200 %t.cuda %}
-// RUN: %if cuda-standin %{ %cuda-run KLE_STANDIN_DELAY_US=0:200 KLE_STANDIN_EXPECT=resident %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
-// RUN: %if hsa-standin %{ %clang-gfx90a %s -o %t.hsa %}
-// RUN: %if hsa-standin %{ %hsa-each -x resident -s @=32,rest=0,host_ns=+ KLE_STANDIN_DELAY_US=0:200 %t.hsa %}
-// RUN: %if hsa-standin %{ %hsa-run KLE_STANDIN_DELAY_US=0:200 KLE_STANDIN_EXPECT=resident %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
+// RUN: %cuda{ %clang-sm90 %s -o %t.cuda %}
+// RUN: %cuda{ %cuda-each -x resident -s @=32,rest=0,host_ns=+ KLE_STANDIN_DELAY_US=0:200 %t.cuda %}
+// RUN: %cuda{ %cuda KLE_STANDIN_DELAY_US=0:200 KLE_STANDIN_EXPECT=resident %t.cuda | %fcs=CHECK,CUDA %}
+// RUN: %hsa{ %clang-gfx90a %s -o %t.hsa %}
+// RUN: %hsa{ %hsa-each -x resident -s @=32,rest=0,host_ns=+ KLE_STANDIN_DELAY_US=0:200 %t.hsa %}
+// RUN: %hsa{ %hsa KLE_STANDIN_DELAY_US=0:200 KLE_STANDIN_EXPECT=resident %t.hsa | %fcs=CHECK,HSA %}
 #include <stdio.h>
 #define N 4096
 int main(void) {

@@ -12,10 +12,10 @@
 // libomp's count of unfinished hidden helper tasks: exit_pending_elsewhere.c
 // (docs/DESIGN.md "Shutdown with launches in flight").
 // REQUIRES: cuda-standin || hsa-standin
-// RUN: %if cuda-standin %{ %clang-sm90 %s -o %t.cuda %}
-// RUN: %if cuda-standin %{ %cuda-each -x staged KLE_STANDIN_DELAY_US=100000:200000 %t.cuda %}
-// RUN: %if hsa-standin %{ %clang-gfx90a %s -o %t.hsa %}
-// RUN: %if hsa-standin %{ %hsa-each -x staged KLE_STANDIN_DELAY_US=100000:200000 %t.hsa %}
+// RUN: %cuda{ %clang-sm90 %s -o %t.cuda %}
+// RUN: %cuda{ %cuda-each -x staged KLE_STANDIN_DELAY_US=100000:200000 %t.cuda %}
+// RUN: %hsa{ %clang-gfx90a %s -o %t.hsa %}
+// RUN: %hsa{ %hsa-each -x staged KLE_STANDIN_DELAY_US=100000:200000 %t.hsa %}
 #include <stdio.h>
 #include <stdlib.h>
 int main(void) {

@@ -19,16 +19,19 @@
 // Runs under TSan too: the pending tasks are the initial task's children,
 // so the wait is a taskwait, whose ordering Archer models.
 // REQUIRES: cuda-standin || hsa-standin
-// RUN: %if cuda-standin %{ %clang-sm90 -fPIC -shared %S/Inputs/exit_pending_dlopen_lib.c -o %t.cuda.so %}
-// RUN: %if cuda-standin %{ %clang-sm90 %s -o %t.cuda -ldl %}
-// RUN: %if cuda-standin %{ %clang-nooffload -DLINKED %s %t.cuda.so -o %t.cuda.linked %}
-// RUN: %if cuda-standin %{ %cuda-each -x staged --fc=--implicit-check-not=VIOLATION --fc=--implicit-check-not="omptarget error" KLE_STANDIN_DELAY_US=5000:20000 %t.cuda %t.cuda.so %}
-// RUN: %if cuda-standin %{ %cuda-run %as-zerocopy KLE_STANDIN_DELAY_US=5000:20000 %t.cuda.linked 2>&1 | %fcheck --implicit-check-not=VIOLATION --implicit-check-not="omptarget error" --check-prefixes=LINKED,LINKED-CUDA %s %}
-// RUN: %if hsa-standin %{ %clang-gfx90a -fPIC -shared %S/Inputs/exit_pending_dlopen_lib.c -o %t.hsa.so %}
-// RUN: %if hsa-standin %{ %clang-gfx90a %s -o %t.hsa -ldl %}
-// RUN: %if hsa-standin %{ %clang-nooffload -DLINKED %s %t.hsa.so -o %t.hsa.linked %}
-// RUN: %if hsa-standin %{ %hsa-each -x staged --fc=--implicit-check-not=VIOLATION --fc=--implicit-check-not="omptarget error" KLE_STANDIN_DELAY_US=5000:20000 %t.hsa %t.hsa.so %}
-// RUN: %if hsa-standin %{ %hsa-run %as-zerocopy KLE_STANDIN_DELAY_US=5000:20000 %t.hsa.linked 2>&1 | %fcheck --implicit-check-not=VIOLATION --implicit-check-not="omptarget error" --check-prefixes=LINKED,LINKED-HSA %s %}
+// DEFINE: %{quiet} = --implicit-check-not=VIOLATION --implicit-check-not="omptarget error"
+// DEFINE: %{fcquiet} = --fc=--implicit-check-not=VIOLATION --fc=--implicit-check-not="omptarget error"
+// DEFINE: %{delay} = KLE_STANDIN_DELAY_US=5000:20000
+// RUN: %cuda{ %clang-sm90 -fPIC -shared %S/Inputs/exit_pending_dlopen_lib.c -o %t.cuda.so %}
+// RUN: %cuda{ %clang-sm90 %s -o %t.cuda -ldl %}
+// RUN: %cuda{ %clang-nooffload -DLINKED %s %t.cuda.so -o %t.cuda.linked %}
+// RUN: %cuda{ %cuda-each -x staged %{fcquiet} %{delay} %t.cuda %t.cuda.so %}
+// RUN: %cuda{ %cuda %as-zerocopy %{delay} %t.cuda.linked | %fc %{quiet} --check-prefixes=LINKED,LINKED-CUDA %}
+// RUN: %hsa{ %clang-gfx90a -fPIC -shared %S/Inputs/exit_pending_dlopen_lib.c -o %t.hsa.so %}
+// RUN: %hsa{ %clang-gfx90a %s -o %t.hsa -ldl %}
+// RUN: %hsa{ %clang-nooffload -DLINKED %s %t.hsa.so -o %t.hsa.linked %}
+// RUN: %hsa{ %hsa-each -x staged %{fcquiet} %{delay} %t.hsa %t.hsa.so %}
+// RUN: %hsa{ %hsa %as-zerocopy %{delay} %t.hsa.linked | %fc %{quiet} --check-prefixes=LINKED,LINKED-HSA %}
 #include <dlfcn.h>
 #include <stdio.h>
 #ifdef LINKED

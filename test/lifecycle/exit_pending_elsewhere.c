@@ -21,15 +21,16 @@
 // in the uninstrumented libomp that Archer does not model, so TSan reports
 // the teardown (PluginManager::unregisterLib) as racing with them.
 // UNSUPPORTED: tsan
-// RUN: %if cuda-standin %{ %clang-sm90 %s -o %t.cuda %}
-// RUN: %if cuda-standin %{ %cuda-run %as-zerocopy KLE_STANDIN_DELAY_US=100000:200000 %t.cuda other 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
-// RUN: %if cuda-standin %{ %cuda-run %as-resident KLE_STANDIN_DELAY_US=100000:200000 %t.cuda if0 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
-// RUN: %if cuda-standin %{ %cuda-run %as-copy KLE_STANDIN_DELAY_US=100000:200000 %t.cuda deferred 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
-// RUN: %if cuda-standin %{ %cuda-run %as-zerocopy KLE_STANDIN_DELAY_US=1000000:2000000 %t.cuda other 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
-// RUN: %if hsa-standin %{ %clang-gfx90a %s -o %t.hsa %}
-// RUN: %if hsa-standin %{ %hsa-run %as-zerocopy KLE_STANDIN_DELAY_US=100000:200000 %t.hsa other 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
-// RUN: %if hsa-standin %{ %hsa-run %as-resident KLE_STANDIN_DELAY_US=100000:200000 %t.hsa if0 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
-// RUN: %if hsa-standin %{ %hsa-run %as-copy KLE_STANDIN_DELAY_US=100000:200000 %t.hsa deferred 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
+// DEFINE: %{slow} = KLE_STANDIN_DELAY_US=100000:200000
+// RUN: %cuda{ %clang-sm90 %s -o %t.cuda %}
+// RUN: %cuda{ %cuda %as-zerocopy %{slow} %t.cuda other | %fcs=CHECK,CUDA %}
+// RUN: %cuda{ %cuda %as-resident %{slow} %t.cuda if0 | %fcs=CHECK,CUDA %}
+// RUN: %cuda{ %cuda %as-copy %{slow} %t.cuda deferred | %fcs=CHECK,CUDA %}
+// RUN: %cuda{ %cuda %as-zerocopy KLE_STANDIN_DELAY_US=1000000:2000000 %t.cuda other | %fcs=CHECK,CUDA %}
+// RUN: %hsa{ %clang-gfx90a %s -o %t.hsa %}
+// RUN: %hsa{ %hsa %as-zerocopy %{slow} %t.hsa other | %fcs=CHECK,HSA %}
+// RUN: %hsa{ %hsa %as-resident %{slow} %t.hsa if0 | %fcs=CHECK,HSA %}
+// RUN: %hsa{ %hsa %as-copy %{slow} %t.hsa deferred | %fcs=CHECK,HSA %}
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -16,16 +16,16 @@
 // before patch 0025 the HSA child's exit could hang in AMDGPUQueueTy::deinit
 // on a queue lock a parent thread held at the fork (2 of 10 runs).
 // REQUIRES: cuda-standin || hsa-standin
-// RUN: %if cuda-standin %{ %clang-sm90 %s -o %t.cuda %}
-// RUN: %if cuda-standin %{ %cuda-run %t.cuda sync 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,CUDA8,CUDA-EXIT %s %}
-// RUN: %if cuda-standin %{ %cuda-run %t.cuda nowait 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,CUDA12,CUDA-EXIT %s %}
-// RUN: %if cuda-standin %{ %cuda-run KLE_STANDIN_DELAY_US=2000:5000 %t.cuda inflight 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,CUDA12,CUDA-EXIT %s %}
-// RUN: %if cuda-standin %{ %cuda-run %t.cuda offload 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,CUDA12,CUDA-OFFLOAD %s %}
-// RUN: %if hsa-standin %{ %clang-gfx90a %s -o %t.hsa %}
-// RUN: %if hsa-standin %{ %hsa-run %t.hsa sync 2>&1 | %fcheck --check-prefixes=CHECK,HSA,HSA8,HSA-EXIT %s %}
-// RUN: %if hsa-standin %{ %hsa-run %t.hsa nowait 2>&1 | %fcheck --check-prefixes=CHECK,HSA,HSA12,HSA-EXIT %s %}
-// RUN: %if hsa-standin %{ %hsa-run KLE_STANDIN_DELAY_US=2000:5000 %t.hsa inflight 2>&1 | %fcheck --check-prefixes=CHECK,HSA,HSA12,HSA-EXIT %s %}
-// RUN: %if hsa-standin %{ %hsa-run %t.hsa offload 2>&1 | %fcheck --check-prefixes=CHECK,HSA,HSA12,HSA-OFFLOAD %s %}
+// RUN: %cuda{ %clang-sm90 %s -o %t.cuda %}
+// RUN: %cuda{ %cuda %t.cuda sync | %fcs=CHECK,CUDA,CUDA8,CUDA-EXIT %}
+// RUN: %cuda{ %cuda %t.cuda nowait | %fcs=CHECK,CUDA,CUDA12,CUDA-EXIT %}
+// RUN: %cuda{ %cuda KLE_STANDIN_DELAY_US=2000:5000 %t.cuda inflight | %fcs=CHECK,CUDA,CUDA12,CUDA-EXIT %}
+// RUN: %cuda{ %cuda %t.cuda offload | %fcs=CHECK,CUDA,CUDA12,CUDA-OFFLOAD %}
+// RUN: %hsa{ %clang-gfx90a %s -o %t.hsa %}
+// RUN: %hsa{ %hsa %t.hsa sync | %fcs=CHECK,HSA,HSA8,HSA-EXIT %}
+// RUN: %hsa{ %hsa %t.hsa nowait | %fcs=CHECK,HSA,HSA12,HSA-EXIT %}
+// RUN: %hsa{ %hsa KLE_STANDIN_DELAY_US=2000:5000 %t.hsa inflight | %fcs=CHECK,HSA,HSA12,HSA-EXIT %}
+// RUN: %hsa{ %hsa %t.hsa offload | %fcs=CHECK,HSA,HSA12,HSA-OFFLOAD %}
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>

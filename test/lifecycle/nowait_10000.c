@@ -5,12 +5,12 @@
 // completion path (queryAsync) never frees AssociatedAllocations (KLE +
 // reduction buffer), only synchronize() does.
 // REQUIRES: cuda-standin || hsa-standin
-// RUN: %if cuda-standin %{ %clang-sm90 %s -o %t.cuda %}
-// RUN: %if cuda-standin %{ %cuda-each -t zerocopy,copy -s @=10000,rest=0 KLE_STANDIN_DELAY_US=0:5 %t.cuda %}
-// RUN: %if cuda-standin %{ %cuda-run KLE_STANDIN_DELAY_US=0:5 KLE_STANDIN_EXPECT=resident %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
-// RUN: %if hsa-standin %{ %clang-gfx90a %s -o %t.hsa %}
-// RUN: %if hsa-standin %{ %hsa-each -t zerocopy,copy -s @=10000,rest=0 KLE_STANDIN_DELAY_US=0:5 %t.hsa %}
-// RUN: %if hsa-standin %{ %hsa-run KLE_STANDIN_DELAY_US=0:5 KLE_STANDIN_EXPECT=resident %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
+// RUN: %cuda{ %clang-sm90 %s -o %t.cuda %}
+// RUN: %cuda{ %cuda-each -t zerocopy,copy -s @=10000,rest=0 KLE_STANDIN_DELAY_US=0:5 %t.cuda %}
+// RUN: %cuda{ %cuda KLE_STANDIN_DELAY_US=0:5 KLE_STANDIN_EXPECT=resident %t.cuda | %fcs=CHECK,CUDA %}
+// RUN: %hsa{ %clang-gfx90a %s -o %t.hsa %}
+// RUN: %hsa{ %hsa-each -t zerocopy,copy -s @=10000,rest=0 KLE_STANDIN_DELAY_US=0:5 %t.hsa %}
+// RUN: %hsa{ %hsa KLE_STANDIN_DELAY_US=0:5 KLE_STANDIN_EXPECT=resident %t.hsa | %fcs=CHECK,HSA %}
 #include <stdio.h>
 #define N 256
 int main(void) {

@@ -1,11 +1,11 @@
 // 32 nowait reduction target regions in flight, then one taskwait.
 // REQUIRES: cuda-standin || hsa-standin
-// RUN: %if cuda-standin %{ %clang-sm90 %s -o %t.cuda %}
-// RUN: %if cuda-standin %{ %cuda-each -x resident -s @=32,rest=0 KLE_STANDIN_DELAY_US=50:500 %t.cuda %}
-// RUN: %if cuda-standin %{ %cuda-run KLE_STANDIN_DELAY_US=50:500 KLE_STANDIN_EXPECT=resident %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
-// RUN: %if hsa-standin %{ %clang-gfx90a %s -o %t.hsa %}
-// RUN: %if hsa-standin %{ %hsa-each -x resident -s @=32,rest=0 KLE_STANDIN_DELAY_US=50:500 %t.hsa %}
-// RUN: %if hsa-standin %{ %hsa-run KLE_STANDIN_DELAY_US=50:500 KLE_STANDIN_EXPECT=resident %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
+// RUN: %cuda{ %clang-sm90 %s -o %t.cuda %}
+// RUN: %cuda{ %cuda-each -x resident -s @=32,rest=0 KLE_STANDIN_DELAY_US=50:500 %t.cuda %}
+// RUN: %cuda{ %cuda KLE_STANDIN_DELAY_US=50:500 KLE_STANDIN_EXPECT=resident %t.cuda | %fcs=CHECK,CUDA %}
+// RUN: %hsa{ %clang-gfx90a %s -o %t.hsa %}
+// RUN: %hsa{ %hsa-each -x resident -s @=32,rest=0 KLE_STANDIN_DELAY_US=50:500 %t.hsa %}
+// RUN: %hsa{ %hsa KLE_STANDIN_DELAY_US=50:500 KLE_STANDIN_EXPECT=resident %t.hsa | %fcs=CHECK,HSA %}
 #include <stdio.h>
 #define N 1024
 int main(void) {

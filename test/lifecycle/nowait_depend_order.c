@@ -6,10 +6,10 @@
 // launch when it is enqueued and again when it executes, the HSA stand-in
 // when its packet's doorbell rings and again when it completed).
 // REQUIRES: cuda-standin || hsa-standin
-// RUN: %if cuda-standin %{ %clang-sm90 %s -o %t.cuda %}
-// RUN: %if cuda-standin %{ %cuda-each KLE_STANDIN_VERBOSE=1 KLE_STANDIN_KERNEL_US=2000 %t.cuda %}
-// RUN: %if hsa-standin %{ %clang-gfx90a %s -o %t.hsa %}
-// RUN: %if hsa-standin %{ %hsa-each KLE_STANDIN_VERBOSE=1 KLE_STANDIN_KERNEL_US=2000 %t.hsa %}
+// RUN: %cuda{ %clang-sm90 %s -o %t.cuda %}
+// RUN: %cuda{ %cuda-each KLE_STANDIN_VERBOSE=1 KLE_STANDIN_KERNEL_US=2000 %t.cuda %}
+// RUN: %hsa{ %clang-gfx90a %s -o %t.hsa %}
+// RUN: %hsa{ %hsa-each KLE_STANDIN_VERBOSE=1 KLE_STANDIN_KERNEL_US=2000 %t.hsa %}
 #include <stdio.h>
 #define N 256
 static long sa, sb, sc;

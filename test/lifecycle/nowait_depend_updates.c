@@ -12,10 +12,10 @@
 // device KLE at its first use (resident: the rounds reuse the slot and its
 // reduction buffer), + 4 KLE copies (staged, copy).
 // REQUIRES: cuda-standin || hsa-standin
-// RUN: %if cuda-standin %{ %clang-sm90 %s -o %t.cuda %}
-// RUN: %if cuda-standin %{ %cuda-each -p CHECK,CUDA,CUDA-@ KLE_STANDIN_STATS=1 KLE_STANDIN_DELAY_US=50:300 %t.cuda %}
-// RUN: %if hsa-standin %{ %clang-gfx90a %s -o %t.hsa %}
-// RUN: %if hsa-standin %{ %hsa-each -p CHECK,HSA,HSA-@ KLE_STANDIN_STATS=1 KLE_STANDIN_DELAY_US=50:300 %t.hsa %}
+// RUN: %cuda{ %clang-sm90 %s -o %t.cuda %}
+// RUN: %cuda{ %cuda-each -p CHECK,CUDA,CUDA-@ KLE_STANDIN_STATS=1 KLE_STANDIN_DELAY_US=50:300 %t.cuda %}
+// RUN: %hsa{ %clang-gfx90a %s -o %t.hsa %}
+// RUN: %hsa{ %hsa-each -p CHECK,HSA,HSA-@ KLE_STANDIN_STATS=1 KLE_STANDIN_DELAY_US=50:300 %t.hsa %}
 #include <stdio.h>
 #define N 1024
 static int a[N];

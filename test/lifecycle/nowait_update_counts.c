@@ -4,10 +4,10 @@
 // OPENMP_ENABLE_LIBOMPTARGET re-ran the re-queued target task instead of
 // polling it: 19 to 3,094 copies for one update, up to 4,096 streams.
 // REQUIRES: cuda-standin || hsa-standin
-// RUN: %if cuda-standin %{ %clang-sm90 %s -o %t.cuda %}
-// RUN: %if cuda-standin %{ %cuda-each -p CHECK,CUDA KLE_STANDIN_DELAY_US=200:400 KLE_STANDIN_STATS=1 %t.cuda %}
-// RUN: %if hsa-standin %{ %clang-gfx90a %s -o %t.hsa %}
-// RUN: %if hsa-standin %{ %hsa-each -p CHECK,HSA KLE_STANDIN_DELAY_US=200:400 KLE_STANDIN_STATS=1 %t.hsa %}
+// RUN: %cuda{ %clang-sm90 %s -o %t.cuda %}
+// RUN: %cuda{ %cuda-each -p CHECK,CUDA KLE_STANDIN_DELAY_US=200:400 KLE_STANDIN_STATS=1 %t.cuda %}
+// RUN: %hsa{ %clang-gfx90a %s -o %t.hsa %}
+// RUN: %hsa{ %hsa-each -p CHECK,HSA KLE_STANDIN_DELAY_US=200:400 KLE_STANDIN_STATS=1 %t.hsa %}
 #include <stdio.h>
 #define N 4096
 static int x[N];

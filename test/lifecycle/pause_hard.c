@@ -6,12 +6,12 @@
 // first nowait region crashed in __kmpc_give_task (the hidden helper team
 // was reported ready before it existed). Exact launches: 8 rounds x 4 + 4.
 // REQUIRES: cuda-standin || hsa-standin
-// RUN: %if cuda-standin %{ %clang-sm90 %s -o %t.cuda %}
-// RUN: %if cuda-standin %{ %cuda-run %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
-// RUN: %if cuda-standin %{ %cuda-run KLE_STANDIN_DELAY_US=500:2000 %use-zerocopy KLE_STANDIN_EXPECT=zerocopy %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
-// RUN: %if hsa-standin %{ %clang-gfx90a %s -o %t.hsa %}
-// RUN: %if hsa-standin %{ %hsa-run %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
-// RUN: %if hsa-standin %{ %hsa-run KLE_STANDIN_DELAY_US=500:2000 %use-zerocopy KLE_STANDIN_EXPECT=zerocopy %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
+// RUN: %cuda{ %clang-sm90 %s -o %t.cuda %}
+// RUN: %cuda{ %cuda %t.cuda | %fcs=CHECK,CUDA %}
+// RUN: %cuda{ %cuda KLE_STANDIN_DELAY_US=500:2000 %use-zerocopy KLE_STANDIN_EXPECT=zerocopy %t.cuda | %fcs=CHECK,CUDA %}
+// RUN: %hsa{ %clang-gfx90a %s -o %t.hsa %}
+// RUN: %hsa{ %hsa %t.hsa | %fcs=CHECK,HSA %}
+// RUN: %hsa{ %hsa KLE_STANDIN_DELAY_US=500:2000 %use-zerocopy KLE_STANDIN_EXPECT=zerocopy %t.hsa | %fcs=CHECK,HSA %}
 #include <omp.h>
 #include <stdio.h>
 

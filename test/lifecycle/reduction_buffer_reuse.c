@@ -9,23 +9,25 @@
 // completed, and that nothing is left at exit (the cached buffers are freed
 // at deinit).
 // REQUIRES: cuda-standin || hsa-standin
-// RUN: %if cuda-standin %{ %clang-sm90 -O2 %s -o %t.cuda %}
+// DEFINE: %{lim} = LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT
+// DEFINE: %{zc} = %use-zerocopy KLE_STANDIN_EXPECT=zerocopy
+// RUN: %cuda{ %clang-sm90 -O2 %s -o %t.cuda %}
 // The scalar kernel needs 8 B x 1024 = 8 KiB, the array kernel 32 KiB; with
 // LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT below 32 KiB only the scalar kernel's
 // buffer is kept (peak 8 KiB) and the array kernel's goes per launch.
-// RUN: %if cuda-standin %{ %cuda-run %use-zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_INFO=32 %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,REUSE,PEAK32 %s %}
-// RUN: %if cuda-standin %{ %cuda-run %as-staged %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,PEAK32 %s %}
-// RUN: %if cuda-standin %{ %cuda-run %as-zerocopy LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT=16384 %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,PEAK8 %s %}
-// RUN: %if cuda-standin %{ %cuda-run %as-zerocopy LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT=0 %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,PEAK0 %s %}
-// RUN: %if cuda-standin %{ %cuda-run %use-zerocopy LIBOMPTARGET_KLE_STATS=1 LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT=lots %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,BADLIMIT,PEAK32 %s %}
-// RUN: %if cuda-standin %{ %cuda-run %as-copy %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA,PEAK0 %s %}
-// RUN: %if hsa-standin %{ %clang-gfx90a -O2 %s -o %t.hsa %}
-// RUN: %if hsa-standin %{ %hsa-run %use-zerocopy KLE_STANDIN_EXPECT=zerocopy LIBOMPTARGET_INFO=32 %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,REUSE,PEAK32 %s %}
-// RUN: %if hsa-standin %{ %hsa-run %as-staged %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,PEAK32 %s %}
-// RUN: %if hsa-standin %{ %hsa-run %as-zerocopy LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT=16384 %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,PEAK8 %s %}
-// RUN: %if hsa-standin %{ %hsa-run %as-zerocopy LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT=0 %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,PEAK0 %s %}
-// RUN: %if hsa-standin %{ %hsa-run %use-zerocopy LIBOMPTARGET_KLE_STATS=1 LIBOMPTARGET_KLE_SLOT_BUFFER_LIMIT=lots %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,BADLIMIT,PEAK32 %s %}
-// RUN: %if hsa-standin %{ %hsa-run %as-copy %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA,PEAK0 %s %}
+// RUN: %cuda{ %cuda %{zc} LIBOMPTARGET_INFO=32 %t.cuda | %fcs=CHECK,CUDA,REUSE,PEAK32 %}
+// RUN: %cuda{ %cuda %as-staged %t.cuda | %fcs=CHECK,CUDA,PEAK32 %}
+// RUN: %cuda{ %cuda %as-zerocopy %{lim}=16384 %t.cuda | %fcs=CHECK,CUDA,PEAK8 %}
+// RUN: %cuda{ %cuda %as-zerocopy %{lim}=0 %t.cuda | %fcs=CHECK,CUDA,PEAK0 %}
+// RUN: %cuda{ %cuda %use-zerocopy LIBOMPTARGET_KLE_STATS=1 %{lim}=lots %t.cuda | %fcs=CHECK,CUDA,BADLIMIT,PEAK32 %}
+// RUN: %cuda{ %cuda %as-copy %t.cuda | %fcs=CHECK,CUDA,PEAK0 %}
+// RUN: %hsa{ %clang-gfx90a -O2 %s -o %t.hsa %}
+// RUN: %hsa{ %hsa %{zc} LIBOMPTARGET_INFO=32 %t.hsa | %fcs=CHECK,HSA,REUSE,PEAK32 %}
+// RUN: %hsa{ %hsa %as-staged %t.hsa | %fcs=CHECK,HSA,PEAK32 %}
+// RUN: %hsa{ %hsa %as-zerocopy %{lim}=16384 %t.hsa | %fcs=CHECK,HSA,PEAK8 %}
+// RUN: %hsa{ %hsa %as-zerocopy %{lim}=0 %t.hsa | %fcs=CHECK,HSA,PEAK0 %}
+// RUN: %hsa{ %hsa %use-zerocopy LIBOMPTARGET_KLE_STATS=1 %{lim}=lots %t.hsa | %fcs=CHECK,HSA,BADLIMIT,PEAK32 %}
+// RUN: %hsa{ %hsa %as-copy %t.hsa | %fcs=CHECK,HSA,PEAK0 %}
 #include <stdio.h>
 
 #define M 4

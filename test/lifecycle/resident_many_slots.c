@@ -6,12 +6,12 @@
 // reused unchanged is still a written KLE: the stand-in once reported
 // "resident KLE ... was never written" here (found by a new-user trial).
 // REQUIRES: cuda-standin || hsa-standin
-// RUN: %if cuda-standin %{ %clang-sm90 -O2 %s -o %t.cuda %}
-// RUN: %if cuda-standin %{ %cuda-run %as-resident LIBOMPTARGET_KLE_SLOT_BUFFER_TOTAL=0 %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
-// RUN: %if cuda-standin %{ %cuda-run %as-resident LIBOMPTARGET_KLE_SLOT_BUFFER_TOTAL=8192 %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
-// RUN: %if hsa-standin %{ %clang-gfx90a -O2 %s -o %t.hsa %}
-// RUN: %if hsa-standin %{ %hsa-run %as-resident LIBOMPTARGET_KLE_SLOT_BUFFER_TOTAL=0 %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
-// RUN: %if hsa-standin %{ %hsa-run %as-resident LIBOMPTARGET_KLE_SLOT_BUFFER_TOTAL=8192 %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
+// RUN: %cuda{ %clang-sm90 -O2 %s -o %t.cuda %}
+// RUN: %cuda{ %cuda %as-resident LIBOMPTARGET_KLE_SLOT_BUFFER_TOTAL=0 %t.cuda | %fcs=CHECK,CUDA %}
+// RUN: %cuda{ %cuda %as-resident LIBOMPTARGET_KLE_SLOT_BUFFER_TOTAL=8192 %t.cuda | %fcs=CHECK,CUDA %}
+// RUN: %hsa{ %clang-gfx90a -O2 %s -o %t.hsa %}
+// RUN: %hsa{ %hsa %as-resident LIBOMPTARGET_KLE_SLOT_BUFFER_TOTAL=0 %t.hsa | %fcs=CHECK,HSA %}
+// RUN: %hsa{ %hsa %as-resident LIBOMPTARGET_KLE_SLOT_BUFFER_TOTAL=8192 %t.hsa | %fcs=CHECK,HSA %}
 #include <omp.h>
 #include <stdio.h>
 int main(void) {

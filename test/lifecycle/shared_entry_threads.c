@@ -13,14 +13,16 @@
 // some runs of the control see every round ordered (cause not found yet):
 // it runs up to 5 times and must fail with H in one of them.
 // REQUIRES: cuda-standin || hsa-standin
-// RUN: %if cuda-standin %{ %clang-sm90 %s -o %t.cuda %}
-// RUN: %if cuda-standin %{ %cuda-run KLE_STANDIN_HB_ARGS=1 KLE_STANDIN_DELAY_US=500:1500 KLE_STANDIN_KERNEL_US=20000 %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
-// RUN: %if cuda-standin %{ bash -c 'for i in 1 2 3 4 5; do %cuda-run KLE_STANDIN_HB_ARGS=1 KLE_STANDIN_DELAY_US=500:1500 KLE_STANDIN_KERNEL_US=20000 LIBOMPTARGET_MAP_FORCE_ATOMIC=false %t.cuda > %t.neg.cuda 2>&1 || exit 0; done; exit 1' %}
-// RUN: %if cuda-standin %{ %fcheck --check-prefixes=NEG,NEG-CUDA %s < %t.neg.cuda %}
-// RUN: %if hsa-standin %{ %clang-gfx90a %s -o %t.hsa %}
-// RUN: %if hsa-standin %{ %hsa-run KLE_STANDIN_HB_ARGS=1 KLE_STANDIN_DELAY_US=500:1500 KLE_STANDIN_KERNEL_US=20000 %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
-// RUN: %if hsa-standin %{ bash -c 'for i in 1 2 3 4 5; do %hsa-run KLE_STANDIN_HB_ARGS=1 KLE_STANDIN_DELAY_US=500:1500 KLE_STANDIN_KERNEL_US=20000 LIBOMPTARGET_MAP_FORCE_ATOMIC=false %t.hsa > %t.neg.hsa 2>&1 || exit 0; done; exit 1' %}
-// RUN: %if hsa-standin %{ %fcheck --check-prefixes=NEG,NEG-HSA %s < %t.neg.hsa %}
+// DEFINE: %{env} = KLE_STANDIN_HB_ARGS=1 KLE_STANDIN_DELAY_US=500:1500 KLE_STANDIN_KERNEL_US=20000
+// DEFINE: %{neg} = LIBOMPTARGET_MAP_FORCE_ATOMIC=false
+// RUN: %cuda{ %clang-sm90 %s -o %t.cuda %}
+// RUN: %cuda{ %cuda %{env} %t.cuda | %fcs=CHECK,CUDA %}
+// RUN: %cuda{ bash -c 'for i in 1 2 3 4 5; do %cuda %{env} %{neg} %t.cuda > %t.neg.cuda || exit 0; done; exit 1' %}
+// RUN: %cuda{ %fcs=NEG,NEG-CUDA < %t.neg.cuda %}
+// RUN: %hsa{ %clang-gfx90a %s -o %t.hsa %}
+// RUN: %hsa{ %hsa %{env} %t.hsa | %fcs=CHECK,HSA %}
+// RUN: %hsa{ bash -c 'for i in 1 2 3 4 5; do %hsa %{env} %{neg} %t.hsa > %t.neg.hsa || exit 0; done; exit 1' %}
+// RUN: %hsa{ %fcs=NEG,NEG-HSA < %t.neg.hsa %}
 #include <stdio.h>
 #define N 1024
 #define ROUNDS 20

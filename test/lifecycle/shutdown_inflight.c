@@ -7,10 +7,10 @@
 // the calling task's children first; test/host/exit_with_nowait_inflight.c
 // checks the same on the host device.
 // REQUIRES: cuda-standin || hsa-standin
-// RUN: %if cuda-standin %{ %clang-sm90 %s -o %t.cuda %}
-// RUN: %if cuda-standin %{ %cuda-run KLE_STANDIN_DELAY_US=2000:5000 %t.cuda 2>&1 | %fcheck --check-prefixes=CHECK,CUDA %s %}
-// RUN: %if hsa-standin %{ %clang-gfx90a %s -o %t.hsa %}
-// RUN: %if hsa-standin %{ %hsa-run KLE_STANDIN_DELAY_US=2000:5000 %t.hsa 2>&1 | %fcheck --check-prefixes=CHECK,HSA %s %}
+// RUN: %cuda{ %clang-sm90 %s -o %t.cuda %}
+// RUN: %cuda{ %cuda KLE_STANDIN_DELAY_US=2000:5000 %t.cuda | %fcs=CHECK,CUDA %}
+// RUN: %hsa{ %clang-gfx90a %s -o %t.hsa %}
+// RUN: %hsa{ %hsa KLE_STANDIN_DELAY_US=2000:5000 %t.hsa | %fcs=CHECK,HSA %}
 #include <stdio.h>
 #define N 1024
 int main(void) {

@@ -2,10 +2,10 @@
 // a taskwait: exactly 400 KLE launches under every transport (the stand-in's
 // launch count and the runtime's per-transport count agree).
 // REQUIRES: cuda-standin || hsa-standin
-// RUN: %if cuda-standin %{ %clang-sm90 %s -o %t.cuda %}
-// RUN: %if cuda-standin %{ %cuda-each KLE_STANDIN_DELAY_US=20:200 %t.cuda %}
-// RUN: %if hsa-standin %{ %clang-gfx90a %s -o %t.hsa %}
-// RUN: %if hsa-standin %{ %hsa-each KLE_STANDIN_DELAY_US=20:200 %t.hsa %}
+// RUN: %cuda{ %clang-sm90 %s -o %t.cuda %}
+// RUN: %cuda{ %cuda-each KLE_STANDIN_DELAY_US=20:200 %t.cuda %}
+// RUN: %hsa{ %clang-gfx90a %s -o %t.hsa %}
+// RUN: %hsa{ %hsa-each KLE_STANDIN_DELAY_US=20:200 %t.hsa %}
 #include <omp.h>
 #include <stdio.h>
 #define N 256

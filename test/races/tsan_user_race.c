@@ -8,7 +8,7 @@
 // which must not set KLE_SANITIZER_LOG for it (the report is read from stderr).
 // REQUIRES: cuda-standin, tsan
 // RUN: %clang-sm90 -Xarch_host -fsanitize=thread -shared-libsan %s -o %t
-// RUN: %standin-env not %run %t 2>&1 | %fcheck %s
+// RUN: %standin-env not %run %t 2>&1 | %fc
 // CHECK: WARNING: ThreadSanitizer: data race
 // CHECK: Location is global 'shared_counter'
 #include <stdio.h>

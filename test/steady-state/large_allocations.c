@@ -5,7 +5,7 @@
 // nearly-all-free-memory tests then looked like a runtime defect).
 // REQUIRES: cuda-standin
 // RUN: %clang-sm90 %s -o %t
-// RUN: %cuda-run %use-copy %t 2>&1 | %fcheck %s
+// RUN: %cuda %use-copy %t | %fc
 #include <omp.h>
 #include <stdio.h>
 int main(void) {

@@ -14,23 +14,25 @@
 // CUDA only: the program measures free device memory with cuMemGetInfo (the
 // HSA stand-in reports no free-memory figure to measure it with).
 // REQUIRES: cuda-standin
+// DEFINE: %{k} = %cuda KLE_STANDIN_KERNEL_US=2000
+// DEFINE: %{stats} = LIBOMPTARGET_KLE_STATS=1
 // RUN: %clang-sm90 -O2 %s -o %t -ldl
-// RUN: %cuda-run KLE_STANDIN_KERNEL_US=2000 %use-zerocopy LIBOMPTARGET_KLE_STATS=1 %t 2>&1 | %fcheck %s
-// RUN: %cuda-run KLE_STANDIN_KERNEL_US=2000 %use-resident LIBOMPTARGET_KLE_STATS=1 %t 2>&1 | %fcheck %s
-// RUN: %cuda-run KLE_STANDIN_KERNEL_US=2000 %use-staged LIBOMPTARGET_KLE_STATS=1 %t 2>&1 | %fcheck %s
-// RUN: %cuda-run KLE_STANDIN_KERNEL_US=2000 %use-copy LIBOMPTARGET_KLE_STATS=1 %t 2>&1 | %fcheck %s
+// RUN: %{k} %use-zerocopy %{stats} %t | %fc
+// RUN: %{k} %use-resident %{stats} %t | %fc
+// RUN: %{k} %use-staged %{stats} %t | %fc
+// RUN: %{k} %use-copy %{stats} %t | %fc
 // RUN: %cuda-each -x copy -p TIGHT,RECLAIM KLE_STANDIN_KERNEL_US=2000 LIBOMPTARGET_INFO=32 %t 256
-// RUN: %cuda-run KLE_STANDIN_KERNEL_US=2000 %use-copy %t 256 2>&1 | %fcheck --check-prefix=TIGHT %s
+// RUN: %{k} %use-copy %t 256 | %fc=TIGHT
 // After the buffers were given back, resident slots rewrite their KLE with
 // the new buffer: a second burst under resident still computes, and the
 // stand-in checks every launch's placement and KLE bytes.
-// RUN: %cuda-run %as-resident KLE_STANDIN_KERNEL_US=2000 %t 256 again 2>&1 | %fcheck --check-prefix=AGAIN %s
+// RUN: %cuda %as-resident KLE_STANDIN_KERNEL_US=2000 %t 256 again | %fc=AGAIN
 // The bound holds exactly: at 128 KiB (two buffers) the peak stays within
 // it however many slots grow at once, where without a bound every slot in use
 // at the peak keeps its own 64 KiB; the launches past the bound allocate per
 // launch.
-// RUN: %cuda-run KLE_STANDIN_KERNEL_US=2000 %use-zerocopy LIBOMPTARGET_KLE_SLOT_BUFFER_TOTAL=131072 LIBOMPTARGET_KLE_STATS=1 %t 2>&1 | %fcheck --check-prefix=BOUND %s
-// RUN: %cuda-run KLE_STANDIN_KERNEL_US=2000 %use-zerocopy LIBOMPTARGET_KLE_SLOT_BUFFER_TOTAL=1099511627776 LIBOMPTARGET_KLE_STATS=1 %t 2>&1 | %fcheck --check-prefix=UNBOUNDED %s
+// RUN: %{k} %use-zerocopy LIBOMPTARGET_KLE_SLOT_BUFFER_TOTAL=131072 %{stats} %t | %fc=BOUND
+// RUN: %{k} %use-zerocopy LIBOMPTARGET_KLE_SLOT_BUFFER_TOTAL=1099511627776 %{stats} %t | %fc=UNBOUNDED
 #include <dlfcn.h>
 #include <omp.h>
 #include <stdio.h>

@@ -8,11 +8,11 @@
 // REQUIRES: cuda-standin
 // RUN: %clang-sm90 %s -ldl -o %t
 // RUN: %standin-env LIBOMPTARGET_CUDA_STREAM_BUSYWAIT=10000000 KLE_STANDIN_DELAY_US=20000:20000 \
-// RUN:   KLE_STANDIN_WAKEUP_US=60:120:50 %run %t 2>&1 | %fcheck %s
+// RUN:   KLE_STANDIN_WAKEUP_US=60:120:50 %run %t 2>&1 | %fc
 // Bad values of the two knobs: one warning line each, then the default or
 // the maximum; the program runs on.
 // RUN: %standin-env LIBOMPTARGET_CUDA_STREAM_BUSYWAIT=abc LIBOMPTARGET_CUDA_STAGED_COPY_BACK_MAX=100000 \
-// RUN:   %run %t 2>&1 | %fcheck --check-prefix=BAD %s
+// RUN:   %run %t 2>&1 | %fc=BAD
 #include <dlfcn.h>
 #include <stdio.h>
 

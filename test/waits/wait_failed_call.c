@@ -7,10 +7,10 @@
 // REQUIRES: cuda-standin
 // RUN: %clang-sm90 %s -o %t
 // RUN: not --crash %standin-env OMP_TARGET_OFFLOAD=MANDATORY KLE_STANDIN_DELAY_US=20000:20000 \
-// RUN:   KLE_STANDIN_FAIL=cuStreamQuery:1+:999 %run %t 2>&1 | %fcheck --check-prefix=POLL %s
+// RUN:   KLE_STANDIN_FAIL=cuStreamQuery:1+:999 %run %t 2>&1 | %fc=POLL
 // RUN: not --crash %standin-env OMP_TARGET_OFFLOAD=MANDATORY KLE_STANDIN_DELAY_US=20000:20000 \
 // RUN:   LIBOMPTARGET_CUDA_STREAM_BUSYWAIT=0 KLE_STANDIN_FAIL=cuStreamSynchronize:1+:999 \
-// RUN:   %run %t 2>&1 | %fcheck --check-prefix=BLOCK %s
+// RUN:   %run %t 2>&1 | %fc=BLOCK
 // POLL: error in cuStreamQuery: unknown error
 // POLL-NOT: error in cuStreamSynchronize
 // POLL: fatal error

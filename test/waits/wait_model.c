@@ -11,14 +11,14 @@
 // REQUIRES: cuda-standin
 // RUN: %clang-nooffload %s -L%standin-dir -lcuda -o %t
 // RUN: %standin-env KLE_STANDIN_DELAY_US=20000:20000 KLE_STANDIN_WAKEUP_US=300:300:50 KLE_STANDIN_STATS=1 \
-// RUN:   %run %t blocking 2>&1 | %fcheck --check-prefixes=CHECK,BLOCK %s
+// RUN:   %run %t blocking 2>&1 | %fcs=CHECK,BLOCK
 // RUN: %standin-env KLE_STANDIN_DELAY_US=20000:20000 KLE_STANDIN_WAKEUP_US=300:300:50 KLE_STANDIN_STATS=1 \
-// RUN:   %run %t spin 2>&1 | %fcheck --check-prefixes=CHECK,NOWAKE %s
+// RUN:   %run %t spin 2>&1 | %fcs=CHECK,NOWAKE
 // RUN: %standin-env KLE_STANDIN_DELAY_US=20000:20000 KLE_STANDIN_WAKEUP_US=300:300:50 KLE_STANDIN_STATS=1 \
-// RUN:   %run %t auto 2>&1 | %fcheck --check-prefixes=CHECK,NOWAKE %s
+// RUN:   %run %t auto 2>&1 | %fcs=CHECK,NOWAKE
 // Unset WAKEUP_US: waits still counted, no wake-up.
 // RUN: %standin-env KLE_STANDIN_DELAY_US=20000:20000 KLE_STANDIN_STATS=1 \
-// RUN:   %run %t blocking 2>&1 | %fcheck --check-prefixes=CHECK,NOWAKE %s
+// RUN:   %run %t blocking 2>&1 | %fcs=CHECK,NOWAKE
 #include <stdio.h>
 #include <string.h>
 
