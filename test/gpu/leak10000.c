@@ -4,13 +4,13 @@
 // allocations per nowait launch; patch 0001), and the pool's slab count.
 // REQUIRES: gpu-nvidia
 // RUN: %clang-gpu -O2 %s -o %t -ldl
-// RUN: env %use-zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcs=CHECK,ZEROCOPY
-// RUN: env %use-copy %run %t 2>&1 | %fc
+// RUN: env %use-zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,ZEROCOPY %s
+// RUN: env %use-copy %run %t 2>&1 | %fcheck %s
 // Copy again with libomptarget's memory manager off, so every allocation and
 // free reaches the driver: tells the manager's free lists from the driver's
 // own growth (copy grew 8 to 18 MiB on the H200, 2026-11-30).
-// RUN: env %use-copy LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD=0 %run %t 2>&1 | %fc
-// RUN: env %use-resident LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcs=CHECK,RESIDENT
+// RUN: env %use-copy LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD=0 %run %t 2>&1 | %fcheck %s
+// RUN: env %use-resident LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,RESIDENT %s
 #include <dlfcn.h>
 #include <stdio.h>
 

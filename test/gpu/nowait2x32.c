@@ -3,10 +3,10 @@
 // (queryAsync), so under zerocopy one slab serves both rounds.
 // REQUIRES: gpu
 // RUN: %clang-gpu -O2 %s -o %t
-// RUN: env %use-zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcs=CHECK,ZEROCOPY
-// RUN: env %use-staged LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcs=CHECK,STAGED
-// RUN: env %use-copy %run %t 2>&1 | %fc
-// RUN: env %use-resident LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcs=CHECK,RESIDENT
+// RUN: env %use-zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,ZEROCOPY %s
+// RUN: env %use-staged LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,STAGED %s
+// RUN: env %use-copy %run %t 2>&1 | %fcheck %s
+// RUN: env %use-resident LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,RESIDENT %s
 #include <stdio.h>
 
 int main(void) {

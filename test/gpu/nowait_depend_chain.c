@@ -9,10 +9,10 @@
 // it shows whether the driver needs a current context for the launch.
 // REQUIRES: gpu
 // RUN: %clang-gpu -O2 %s -o %t
-// RUN: env %use-zerocopy %run %t 2>&1 | %fc
-// RUN: env %use-staged %run %t 2>&1 | %fc
-// RUN: env %use-copy %run %t 2>&1 | %fc
-// RUN: env %use-resident %run %t 2>&1 | %fc
+// RUN: env %use-zerocopy %run %t 2>&1 | %fcheck %s
+// RUN: env %use-staged %run %t 2>&1 | %fcheck %s
+// RUN: env %use-copy %run %t 2>&1 | %fcheck %s
+// RUN: env %use-resident %run %t 2>&1 | %fcheck %s
 #include <stdio.h>
 
 #define N 4096

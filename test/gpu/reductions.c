@@ -2,10 +2,10 @@
 // max, an array section and a user-defined reduction, from 1 team up to 65535.
 // REQUIRES: gpu
 // RUN: %clang-gpu -O2 %s -o %t
-// RUN: env %use-zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcs=CHECK,ZEROCOPY
-// RUN: env %use-staged LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcs=CHECK,STAGED
-// RUN: env %use-copy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcs=CHECK,COPY
-// RUN: env %use-resident LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcs=CHECK,RESIDENT
+// RUN: env %use-zerocopy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,ZEROCOPY %s
+// RUN: env %use-staged LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,STAGED %s
+// RUN: env %use-copy LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,COPY %s
+// RUN: env %use-resident LIBOMPTARGET_KLE_STATS=1 %run %t 2>&1 | %fcheck --check-prefixes=CHECK,RESIDENT %s
 #include <stdio.h>
 
 typedef struct {

@@ -2,10 +2,10 @@
 // variable, under every KLE transport.
 // REQUIRES: gpu
 // RUN: %clang-gpu -O2 %s -o %t
-// RUN: env %use-zerocopy %run %t | %fc
-// RUN: env %use-staged %run %t | %fc
-// RUN: env %use-copy %run %t | %fc
-// RUN: env %use-resident %run %t | %fc
+// RUN: env %use-zerocopy %run %t | %fcheck %s
+// RUN: env %use-staged %run %t | %fcheck %s
+// RUN: env %use-copy %run %t | %fcheck %s
+// RUN: env %use-resident %run %t | %fcheck %s
 #include <stdio.h>
 
 int main(void) {
