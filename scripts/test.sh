@@ -11,7 +11,7 @@
 #      (bench/gpu/gpu-bundle.sh) and run its one-shot script on the CUDA stand-in;
 #      .ci/run adds it too when time allows,
 #   7. (opt-in, "faults") the full fault sweep over both driver stand-ins
-#      (test/standin/fault-sweep): every driver entry point failing at each
+#      (test/faults): every driver entry point failing at each
 #      distinct lifecycle position, under every transport, and bad knob
 #      values; prints its table and totals (the lit suite runs a fixed sample).
 # Prints a closing "tests: N passed, N failed" line and exits
@@ -133,9 +133,9 @@ for s in $suites; do
       count bundle 0 1
     fi ;;
   faults)
-    echo "== fault sweep over the CUDA and HSA driver stand-ins (test/standin/fault-sweep)"
+    echo "== fault sweep over the CUDA and HSA driver stand-ins (test/faults)"
     out="$KLE_BUILD_DIR/fault-sweep.log"
-    python3 "$KLE_ROOT/test/standin/fault-sweep/fault-sweep.py" --prefix "$KLE_PREFIX" \
+    python3 "$KLE_ROOT/test/faults/fault-sweep.py" --prefix "$KLE_PREFIX" \
       --build "$KLE_BUILD_DIR" --work "$KLE_BUILD_DIR/fault-sweep" > "$out" 2> "$out.bad"; rc=$?
     cat "$out"
     [ $rc -eq 0 ] || head -c 20000 "$out.bad"

@@ -29,8 +29,10 @@ import lit.formats
 config.name = "kle-offload"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".c", ".cpp", ".test"]
-config.excludes = ["Inputs", "unit", "src", "selftest", "core", "seed", "cuda.cmake", "lit.cfg.py",
-                   "README.md", "tsan.supp"]
+# standin/ is the stand-ins' code (no tests); races/seed-pool-race.cpp is a
+# library the sanitizer job preloads.
+config.excludes = ["Inputs", "unit", "src", "selftest", "standin", "seed-pool-race.cpp",
+                   "lit.cfg.py", "README.md", "tsan.supp"]
 utils = os.path.join(os.path.dirname(__file__), "utils")
 config.test_source_root = os.path.dirname(__file__)
 
@@ -80,15 +82,29 @@ subs = [
     ("%scripts", os.path.join(repo, "scripts")),
     ("%bench", os.path.join(repo, "bench")),
     ("%klebench", "python3 " + os.path.join(repo, "bench", "klebench.py")),
+    ("%kle-bench", os.path.join(build, "bench", "kle-bench")),  # the built C++ bench
     ("%examples", os.path.join(repo, "examples")),
+    ("%inputs", os.path.join(config.test_source_root, "Inputs")),  # shared programs
     ("%run", "timeout 120"),
     # Stats fields by name: %statcheck zerocopy=32 rest=0 slabs=+ < out.
     ("%statcheck", "python3 " + os.path.join(utils, "statcheck.py")),
     ("%fcheck", os.path.join(llvm_bin, "FileCheck")),
+    # FileCheck against the test itself: "%fc" (prefix CHECK), "%fc=P"
+    # (--check-prefix=P), "%fcs=P,Q" (--check-prefixes=P,Q).
+    ("%fc=", os.path.join(llvm_bin, "FileCheck") + " %s --check-prefix="),
+    ("%fcs=", os.path.join(llvm_bin, "FileCheck") + " %s --check-prefixes="),
+    (r"%fc\b", os.path.join(llvm_bin, "FileCheck") + " %s"),
     ("%objdump", os.path.join(llvm_bin, "llvm-objdump")),
 ]
 config.substitutions.extend(subs)
+# "%cuda{ CMD %}" and "%hsa{ CMD %}": CMD only where that stand-in is built,
+# short for lit's "%if cuda-standin %{ CMD %}" (a second expansion pass
+# evaluates the %if they expand to).
+config.substitutions.insert(0, (r"%cuda\{", "%if cuda-standin %{"))
+config.substitutions.insert(0, (r"%hsa\{", "%if hsa-standin %{"))
+config.recursiveExpansionLimit = 3
 archer = os.path.join(prefix, "lib", "libarcher.so")
+merged = os.path.join(utils, "merged.sh")  # runs "$@" with stderr into stdout
 # The KLE transports every per-transport test runs, in one list
 # (%each-transport, %cuda-each, %hsa-each); add a new transport here.
 kle_transports = ["zerocopy", "resident", "staged", "copy"]
@@ -145,7 +161,7 @@ if os.path.exists(standin) and os.path.exists("/usr/local/cuda/bin/ptxas"):
     # sanitizer (scripts/sanitizer-check.sh), its runtime preloaded, from
     # <build>/test/offload-<sanitizer>, or from <build>/test/<KLE_SANITIZER_BUILD>.
     # KLE_SANITIZER_PRELOAD: one more library preloaded after the runtime (the
-    # seeded pool race, test/standin/seed).
+    # seeded pool race, test/races/seed-pool-race.cpp).
     san = param("KLE_SANITIZER", "")
     libdirs = os.path.dirname(standin)
     san_env = ""
@@ -168,7 +184,7 @@ if os.path.exists(standin) and os.path.exists("/usr/local/cuda/bin/ptxas"):
         if san == "thread":
             # libomp never joins its hidden-helper threads (upstream design).
             opts += ":report_thread_leaks=0:suppressions=" + os.path.join(config.test_source_root,
-                                                    "standin", "tsan.supp")
+                                                    "races", "tsan.supp")
         preload = rt + (":" + param("KLE_SANITIZER_PRELOAD", "") if param("KLE_SANITIZER_PRELOAD", "") else "")
         san_env = " LD_PRELOAD=%s %s_OPTIONS=%s" % (preload, short.upper(), opts)
         if san == "thread":
@@ -188,6 +204,8 @@ if os.path.exists(standin) and os.path.exists("/usr/local/cuda/bin/ptxas"):
     # each_transport.py; "@" in -p is the transport, default CHECK,CUDA,@).
     cuda_env = "LD_LIBRARY_PATH=" + libdirs + san_env
     config.substitutions.append(("%cuda-run", "env " + cuda_env + " timeout 120 env"))
+    # %cuda: the same with stderr into stdout (most runs check both).
+    config.substitutions.append(("%cuda(?![\\w-])", "env " + cuda_env + " timeout 120 " + merged))
     config.substitutions.append(
         ("%cuda-each", each_transport + " -c %s -p CHECK,CUDA,@ " + cuda_env))
 # The CPU stand-in for the HSA runtime (test-only; test/standin/hsa):
@@ -216,7 +234,7 @@ if os.path.exists(hsa_standin):
             opts += ":log_path=" + param("KLE_SANITIZER_LOG", "")
         if san == "thread":
             opts += ":report_thread_leaks=0:suppressions=" + os.path.join(
-                config.test_source_root, "standin", "tsan.supp")
+                config.test_source_root, "races", "tsan.supp")
         hsa_san_env = " LD_PRELOAD=%s %s_OPTIONS=%s" % (rt, short.upper(), opts)
         if san == "thread":
             hsa_san_env += " OMP_TOOL_LIBRARIES=" + archer  # as for CUDA above
@@ -225,6 +243,7 @@ if os.path.exists(hsa_standin):
     config.substitutions.append(("%hsa-env", hsa_env))
     hsa_vars = hsa_env[len("env "):]
     config.substitutions.append(("%hsa-run", hsa_env + " timeout 120 env"))
+    config.substitutions.append(("%hsa(?![\\w-])", hsa_env + " timeout 120 " + merged))
     config.substitutions.append(
         ("%hsa-each", each_transport + " -c %s -p CHECK,HSA,@ " + hsa_vars))
 # An image linked against a stock LLVM 22.1.8 nvptx DeviceRTL (no KLE ABI

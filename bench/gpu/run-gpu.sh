@@ -223,6 +223,16 @@ for t in $transports; do
     "kle-bench PipelinedReduction" "$B/bin/kle-bench" --benchmark_filter='^PipelinedReduction' \
     --benchmark_min_time="$min_time"
 done
+# Nowait completion (docs/DESIGN.md): the completer thread against upstream's
+# re-run tasks, alternating.
+step "nowait completion: LIBOMPTARGET_NOWAIT_DEFER=1 (completer) vs 0 (re-run tasks), PipelinedReduction"
+for round in 1 2; do
+  for d in 1 0; do
+    LIBOMPTARGET_NOWAIT_DEFER=$d run_step "  round $round, defer=$d: " '^PipelinedReduction' \
+      "kle-bench PipelinedReduction" "$B/bin/kle-bench" --benchmark_filter='^PipelinedReduction' \
+      --benchmark_min_time="$min_time"
+  done
+done
 # Where zero-copy's KLE read happens (docs/DESIGN.md): the two DeviceRTL
 # builds alternately, kernel-only, and the read itself.
 step "DeviceRTL A/B: asynchronous (kle-bench) vs synchronous (kle-bench-syncread) KLE read, kernel-only"

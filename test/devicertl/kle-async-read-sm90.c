@@ -11,15 +11,15 @@
 // REQUIRES: cuda-toolkit
 // RUN: rm -rf %t && mkdir -p %t && cd %t
 // RUN: %clang-sm90 -O2 -c -save-temps %s -o o2.o
-// RUN: %fcheck --check-prefixes=PTX,NORED %s < kle-async-read-sm90-openmp-nvptx64-nvidia-cuda-sm_90.s
+// RUN: %fcs=PTX,NORED < kle-async-read-sm90-openmp-nvptx64-nvidia-cuda-sm_90.s
 // RUN: %clang-sm90 -O2 -foffload-lto -save-temps %s -o prog
-// RUN: %fcheck --check-prefixes=PTX,NORED %s < prog.nvptx64.sm_90.s
+// RUN: %fcs=PTX,NORED < prog.nvptx64.sm_90.s
 // RUN: rm -rf %t/o0 && mkdir %t/o0 && cd %t/o0
 // RUN: %clang-sm90 -O0 -c -save-temps %s -o o0.o
-// RUN: %fcheck --check-prefix=O0 %s < kle-async-read-sm90-openmp-nvptx64-nvidia-cuda-sm_90.s
+// RUN: %fc=O0 < kle-async-read-sm90-openmp-nvptx64-nvidia-cuda-sm_90.s
 // RUN: rm -rf %t/sm75 && mkdir %t/sm75 && cd %t/sm75
 // RUN: %clang-nooffload --offload-arch=sm_75 -O2 -c -save-temps %s -o sm75.o
-// RUN: %fcheck --check-prefix=SM75 %s < kle-async-read-sm90-openmp-nvptx64-nvidia-cuda-sm_75.s
+// RUN: %fc=SM75 < kle-async-read-sm90-openmp-nvptx64-nvidia-cuda-sm_75.s
 #include <stdio.h>
 
 int main(void) {

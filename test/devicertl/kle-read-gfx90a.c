@@ -7,9 +7,9 @@
 // No LDS DMA (global_load ... lds) anywhere, at -O2 or -O0.
 // RUN: rm -rf %t && mkdir -p %t && cd %t
 // RUN: %clang-gfx90a -O2 %s -o prog -Wl,--save-temps
-// RUN: %objdump -d --mcpu=gfx90a prog.amdgcn.gfx90a.img | %fcheck %s
+// RUN: %objdump -d --mcpu=gfx90a prog.amdgcn.gfx90a.img | %fc
 // RUN: %clang-gfx90a -O0 %s -o prog0 -Wl,--save-temps
-// RUN: %objdump -d --mcpu=gfx90a prog0.amdgcn.gfx90a.img | %fcheck --check-prefix=O0 %s
+// RUN: %objdump -d --mcpu=gfx90a prog0.amdgcn.gfx90a.img | %fc=O0
 #include <stdio.h>
 
 int main(void) {

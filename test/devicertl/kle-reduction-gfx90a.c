@@ -6,8 +6,8 @@
 // through dyn_ptr itself. The image exports the KLE ABI version (handshake).
 // RUN: rm -rf %t && mkdir -p %t && cd %t
 // RUN: %clang-gfx90a -O2 %s -o prog -Wl,--save-temps
-// RUN: llvm-dis prog.amdgcn.gfx90a.img.0.5.precodegen.bc -o - | %fcheck %s
-// RUN: llvm-readelf --dyn-syms prog.amdgcn.gfx90a.img | %fcheck --check-prefix=SYM %s
+// RUN: llvm-dis prog.amdgcn.gfx90a.img.0.5.precodegen.bc -o - | %fc
+// RUN: llvm-readelf --dyn-syms prog.amdgcn.gfx90a.img | %fc=SYM
 #include <stdio.h>
 
 int main(void) {

@@ -9,12 +9,12 @@
 // REQUIRES: cuda-toolkit
 // RUN: rm -rf %t && mkdir -p %t && cd %t
 // RUN: %clang-sm90 -O2 --offload-device-only -S -emit-llvm %s -o user.ll
-// RUN: %fcheck --check-prefix=USER %s < user.ll
-// RUN: llvm-dis %kle-prefix/lib/nvptx64-nvidia-cuda/libomptarget-nvptx.bc -o - | %fcheck --check-prefix=RTL %s
-// RUN: llvm-ar t %kle-prefix/lib/nvptx64-nvidia-cuda/libompdevice.a | %fcheck --check-prefix=AR %s
+// RUN: %fc=USER < user.ll
+// RUN: llvm-dis %kle-prefix/lib/nvptx64-nvidia-cuda/libomptarget-nvptx.bc -o - | %fc=RTL
+// RUN: llvm-ar t %kle-prefix/lib/nvptx64-nvidia-cuda/libompdevice.a | %fc=AR
 // RUN: %clang-sm90 -O2 %s -o prog -Wl,--save-temps
-// RUN: llvm-readelf --syms prog.nvptx64.sm_90.img | %fcheck --check-prefix=SYM %s
-// RUN: llvm-readelf -r prog.nvptx64.sm_90.img | %fcheck --check-prefix=RELOC %s
+// RUN: llvm-readelf --syms prog.nvptx64.sm_90.img | %fc=SYM
+// RUN: llvm-readelf -r prog.nvptx64.sm_90.img | %fc=RELOC
 #include <stdio.h>
 
 int main(void) {

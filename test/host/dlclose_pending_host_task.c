@@ -10,7 +10,7 @@
 // program hung in dlclose: the timeout fails the test.
 // RUN: %clang-host -fPIC -shared %S/Inputs/dlclose_lib.c -o %t.so
 // RUN: %clang-host %s -o %t
-// RUN: timeout 60 %t %t.so | %fcheck %s
+// RUN: timeout 60 %t %t.so | %fc
 // CHECK: lib_work=4950
 // CHECK-NEXT: dlclose returned 0
 // CHECK-NEXT: detached task done

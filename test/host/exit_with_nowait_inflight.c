@@ -5,9 +5,9 @@
 // destructor, which runs after the atexit handlers, prints the total, so the
 // output shows every region ran to completion after main returned.
 // RUN: %clang-host -O2 %s -o %t
-// RUN: %run %t | sort | %fcheck %s
-// RUN: %run %t | sort | %fcheck %s
-// RUN: %run %t | sort | %fcheck %s
+// RUN: %run %t | sort | %fc
+// RUN: %run %t | sort | %fc
+// RUN: %run %t | sort | %fc
 #include <stdio.h>
 
 #define N 256

@@ -10,9 +10,9 @@
 // for the child (a hang is reported, the child killed), then runs regions
 // itself. Counts: regions that returned the right value.
 // RUN: %clang-host -O2 %s -o %t
-// RUN: %run %t exit | %fcheck %s --match-full-lines
-// RUN: %run %t offload | %fcheck %s --check-prefixes=CHECK,OFFLOAD --match-full-lines
-// RUN: %run %t parallel | %fcheck %s --match-full-lines
+// RUN: %run %t exit | %fc --match-full-lines
+// RUN: %run %t offload | %fcs=CHECK,OFFLOAD --match-full-lines
+// RUN: %run %t parallel | %fc --match-full-lines
 #include <omp.h>
 #include <signal.h>
 #include <stdio.h>

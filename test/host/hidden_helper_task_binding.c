@@ -7,9 +7,9 @@
 // __kmpc_give_task: 4 runs in 5 of this program (100 rounds), 3 in 3 with
 // OMP_MAX_ACTIVE_LEVELS=3, with or without the reduction.
 // RUN: %clang-host -O2 %s -o %t
-// RUN: %run %t | %fcheck %s --match-full-lines
-// RUN: env OMP_MAX_ACTIVE_LEVELS=3 %run %t | %fcheck %s --match-full-lines
-// RUN: env LIBOMP_NUM_HIDDEN_HELPER_THREADS=2 %run %t | %fcheck %s --match-full-lines
+// RUN: %run %t | %fc --match-full-lines
+// RUN: env OMP_MAX_ACTIVE_LEVELS=3 %run %t | %fc --match-full-lines
+// RUN: env LIBOMP_NUM_HIDDEN_HELPER_THREADS=2 %run %t | %fc --match-full-lines
 
 #include <omp.h>
 #include <stdio.h>

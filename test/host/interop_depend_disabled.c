@@ -4,9 +4,9 @@
 // before the wait, so the host read after each construct saw the
 // predecessor's write missing (llvm/llvm-project#62627's shape). Patch 0011.
 // RUN: %clang-host %s -o %t
-// RUN: env OMP_TARGET_OFFLOAD=DISABLED %run %t 2>&1 | %fcheck %s
-// RUN: env OMP_TARGET_OFFLOAD=DEFAULT %run %t 2>&1 | %fcheck %s
-// RUN: env OMP_TARGET_OFFLOAD=MANDATORY %run %t 2>&1 | %fcheck %s
+// RUN: env OMP_TARGET_OFFLOAD=DISABLED %run %t 2>&1 | %fc
+// RUN: env OMP_TARGET_OFFLOAD=DEFAULT %run %t 2>&1 | %fc
+// RUN: env OMP_TARGET_OFFLOAD=MANDATORY %run %t 2>&1 | %fc
 #include <omp.h>
 #include <stdio.h>
 #include <unistd.h>

@@ -6,20 +6,20 @@
 // std::invalid_argument (status 134) before the region, and "12abc" was
 // read as 12. LIBOMPTARGET_DEBUG with such values was and is harmless.
 // RUN: %clang-host %s -o %t
-// RUN: env LIBOMPTARGET_INFO=99999999999999999999 %run %t 2>&1 | %fcheck --check-prefix=BAD -DV=99999999999999999999 %s
-// RUN: env LIBOMPTARGET_INFO=abc %run %t 2>&1 | %fcheck --check-prefix=BAD -DV=abc %s
-// RUN: env LIBOMPTARGET_INFO=12abc %run %t 2>&1 | %fcheck --check-prefix=BAD -DV=12abc %s
-// RUN: env LIBOMPTARGET_INFO=-4294967296 %run %t 2>&1 | %fcheck --check-prefix=BAD -DV=-4294967296 %s
+// RUN: env LIBOMPTARGET_INFO=99999999999999999999 %run %t 2>&1 | %fc=BAD -DV=99999999999999999999
+// RUN: env LIBOMPTARGET_INFO=abc %run %t 2>&1 | %fc=BAD -DV=abc
+// RUN: env LIBOMPTARGET_INFO=12abc %run %t 2>&1 | %fc=BAD -DV=12abc
+// RUN: env LIBOMPTARGET_INFO=-4294967296 %run %t 2>&1 | %fc=BAD -DV=-4294967296
 // BAD: omptarget message: warning: ignoring invalid value '[[V]]' for LIBOMPTARGET_INFO; using 0
 // BAD-NOT: info:
 // BAD: X=2
-// RUN: env LIBOMPTARGET_INFO=4294967295 %run %t 2>&1 | %fcheck --check-prefix=ALL %s
-// RUN: env LIBOMPTARGET_INFO=-1 %run %t 2>&1 | %fcheck --check-prefix=ALL %s
+// RUN: env LIBOMPTARGET_INFO=4294967295 %run %t 2>&1 | %fc=ALL
+// RUN: env LIBOMPTARGET_INFO=-1 %run %t 2>&1 | %fc=ALL
 // ALL-NOT: warning
 // ALL: omptarget device 0 info:
 // ALL: X=2
-// RUN: env LIBOMPTARGET_DEBUG=99999999999999999999 %run %t 2>&1 | %fcheck --check-prefix=DEBUG %s
-// RUN: env LIBOMPTARGET_DEBUG=abc,,x %run %t 2>&1 | %fcheck --check-prefix=DEBUG %s
+// RUN: env LIBOMPTARGET_DEBUG=99999999999999999999 %run %t 2>&1 | %fc=DEBUG
+// RUN: env LIBOMPTARGET_DEBUG=abc,,x %run %t 2>&1 | %fc=DEBUG
 // DEBUG: X=2
 #include <stdio.h>
 

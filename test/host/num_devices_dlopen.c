@@ -17,10 +17,10 @@
 // depends on the dynamic loader: here it finds libomptarget's then.)
 // RUN: %clang-host -O2 -fPIC -shared %S/Inputs/region_lib.c -o %t.lib.so
 // RUN: %clang-nooffload -O2 %s -o %t -ldl
-// RUN: %run %t %kle-prefix/lib/libomptarget.so %t.lib.so | %fcheck %s
-// RUN: env OMP_TARGET_OFFLOAD=MANDATORY %run %t %kle-prefix/lib/libomptarget.so %t.lib.so | %fcheck %s
-// RUN: env OMP_TARGET_OFFLOAD=DISABLED %run %t %kle-prefix/lib/libomptarget.so %t.lib.so | %fcheck %s --check-prefix=OFF
-// RUN: %run %t - %t.lib.so | %fcheck %s --check-prefix=LOCAL
+// RUN: %run %t %kle-prefix/lib/libomptarget.so %t.lib.so | %fc
+// RUN: env OMP_TARGET_OFFLOAD=MANDATORY %run %t %kle-prefix/lib/libomptarget.so %t.lib.so | %fc
+// RUN: env OMP_TARGET_OFFLOAD=DISABLED %run %t %kle-prefix/lib/libomptarget.so %t.lib.so | %fc=OFF
+// RUN: %run %t - %t.lib.so | %fc=LOCAL
 // CHECK: before 0
 // CHECK-NEXT: after [[N:[1-9][0-9]*]] initial [[N]]
 // CHECK-NEXT: device 0 initial 0

@@ -4,7 +4,7 @@
 // number is omp_get_initial_device() (patch 0007 passes the plugin manager's
 // count there instead of calling omp_get_initial_device()). Stock LLVM
 // 22.1.8 prints the same lines.
-// RUN: %clang-host -O2 %s -o %t && %run %t | %fcheck %s
+// RUN: %clang-host -O2 %s -o %t && %run %t | %fc
 // CHECK: initial device [[N:[1-9][0-9]*]]
 // CHECK: target begin device_num=0
 // CHECK: data op transfer_to_device src_device_num=[[N]] dest_device_num=0 bytes=8

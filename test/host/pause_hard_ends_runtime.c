@@ -11,8 +11,8 @@
 // then the threads of the process are counted (/proc/self/task). "extra" is
 // the most threads beyond the initial one seen after any pause.
 // RUN: %clang-host -O2 %s -o %t
-// RUN: %run %t | %fcheck %s --match-full-lines
-// RUN: env LIBOMP_NUM_HIDDEN_HELPER_THREADS=1 %run %t | %fcheck %s --match-full-lines
+// RUN: %run %t | %fc --match-full-lines
+// RUN: env LIBOMP_NUM_HIDDEN_HELPER_THREADS=1 %run %t | %fc --match-full-lines
 #include <dirent.h>
 #include <omp.h>
 #include <stdio.h>

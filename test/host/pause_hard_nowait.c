@@ -10,9 +10,9 @@
 // both waited for, then the hard pause; then synchronous regions after a
 // last pause. "host" counts the regions that ran on the host device.
 // RUN: %clang-host -O2 %s -o %t
-// RUN: %run %t | %fcheck %s --match-full-lines
-// RUN: %run %t | %fcheck %s --match-full-lines
-// RUN: env LIBOMP_NUM_HIDDEN_HELPER_THREADS=1 %run %t | %fcheck %s --match-full-lines
+// RUN: %run %t | %fc --match-full-lines
+// RUN: %run %t | %fc --match-full-lines
+// RUN: env LIBOMP_NUM_HIDDEN_HELPER_THREADS=1 %run %t | %fc --match-full-lines
 #include <omp.h>
 #include <stdio.h>
 

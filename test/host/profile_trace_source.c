@@ -7,9 +7,9 @@
 // source location too.
 // RUN: %clang-host -O2 -gline-tables-only %s -o %t
 // RUN: rm -f %t.json
-// RUN: env LIBOMPTARGET_PROFILE=%t.json LIBOMPTARGET_PROFILE_GRANULARITY=0 %run %t | %fcheck %s --check-prefix=OUT
-// RUN: %fcheck %s --input-file=%t.json --check-prefix=TRACE
-// RUN: env LIBOMPTARGET_INFO=1 %run %t 2>&1 | %fcheck %s --check-prefix=INFO
+// RUN: env LIBOMPTARGET_PROFILE=%t.json LIBOMPTARGET_PROFILE_GRANULARITY=0 %run %t | %fc=OUT
+// RUN: %fc=TRACE --input-file=%t.json
+// RUN: env LIBOMPTARGET_INFO=1 %run %t 2>&1 | %fc=INFO
 // INFO: omptarget device 0 info: Entering OpenMP kernel at profile_trace_source.c:[[#@LINE+16]]:{{[0-9]+}} with 1 arguments:
 // INFO-NEXT: omptarget device 0 info: tofrom(Sum)[8]
 // INFO-NEXT: sum 4950

@@ -1,10 +1,10 @@
 // Synchronous target teams reductions into iteration-private variables from
 // inside a host parallel for with 1, 2, 8 and 16 threads: every iteration
 // must get its own result (not thread 0 the sum of all, the others 0).
-// RUN: %clang-host -O0 %s -o %t && %run %t | %fcheck %s --match-full-lines
-// RUN: %clang-host -O2 %s -o %t2 && %run %t2 | %fcheck %s --match-full-lines
-// RUN: %clang-nooffload -O2 %s -o %t3 && %run %t3 | %fcheck %s --match-full-lines
-// RUN: %clang-host -O2 %s -o %t4 && env OMP_TARGET_OFFLOAD=DISABLED %run %t4 | %fcheck %s --match-full-lines
+// RUN: %clang-host -O0 %s -o %t && %run %t | %fc --match-full-lines
+// RUN: %clang-host -O2 %s -o %t2 && %run %t2 | %fc --match-full-lines
+// RUN: %clang-nooffload -O2 %s -o %t3 && %run %t3 | %fc --match-full-lines
+// RUN: %clang-host -O2 %s -o %t4 && env OMP_TARGET_OFFLOAD=DISABLED %run %t4 | %fc --match-full-lines
 
 #include <omp.h>
 #include <stdio.h>

@@ -6,10 +6,10 @@
 // helper thread held at that moment, which were a serial team and NULL while
 // that helper ran a (serialized, one-team) host teams region. Before patch
 // 0002 it hung. hidden_helper_task_binding.c is the stress version.
-// RUN: %clang-host -O0 %s -o %t && %run %t | %fcheck %s --match-full-lines
-// RUN: %clang-host -O2 %s -o %t2 && %run %t2 | %fcheck %s --match-full-lines
-// RUN: %clang-nooffload -O2 %s -o %t3 && %run %t3 | %fcheck %s --match-full-lines
-// RUN: %clang-host -O2 %s -o %t4 && env OMP_TARGET_OFFLOAD=DISABLED %run %t4 | %fcheck %s --match-full-lines
+// RUN: %clang-host -O0 %s -o %t && %run %t | %fc --match-full-lines
+// RUN: %clang-host -O2 %s -o %t2 && %run %t2 | %fc --match-full-lines
+// RUN: %clang-nooffload -O2 %s -o %t3 && %run %t3 | %fc --match-full-lines
+// RUN: %clang-host -O2 %s -o %t4 && env OMP_TARGET_OFFLOAD=DISABLED %run %t4 | %fc --match-full-lines
 
 #include <omp.h>
 #include <stdio.h>

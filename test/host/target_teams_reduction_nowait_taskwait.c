@@ -1,9 +1,9 @@
 // Deferred (nowait) target teams reductions executed by hidden helper threads
 // must complete at the next taskwait and produce exact results.
-// RUN: %clang-host -O0 %s -o %t && %run %t | %fcheck %s --match-full-lines
-// RUN: %clang-host -O2 %s -o %t2 && %run %t2 | %fcheck %s --match-full-lines
-// RUN: %clang-nooffload -O2 %s -o %t3 && %run %t3 | %fcheck %s --match-full-lines
-// RUN: %clang-host -O2 %s -o %t4 && env OMP_TARGET_OFFLOAD=DISABLED %run %t4 | %fcheck %s --match-full-lines
+// RUN: %clang-host -O0 %s -o %t && %run %t | %fc --match-full-lines
+// RUN: %clang-host -O2 %s -o %t2 && %run %t2 | %fc --match-full-lines
+// RUN: %clang-nooffload -O2 %s -o %t3 && %run %t3 | %fc --match-full-lines
+// RUN: %clang-host -O2 %s -o %t4 && env OMP_TARGET_OFFLOAD=DISABLED %run %t4 | %fc --match-full-lines
 
 #include <omp.h>
 #include <stdio.h>

@@ -7,9 +7,9 @@
 // 1-thread then a 2-thread parallel region) and the host-only case (a league
 // of 2 on the initial thread, then an orphaned teams in each thread of a
 // parallel region) crashed every run before the patch.
-// RUN: %clang-host -O2 %s -o %t && %run %t | %fcheck %s --match-full-lines
-// RUN: %clang-nooffload -O2 %s -o %t2 && %run %t2 | %fcheck %s --match-full-lines
-// RUN: %clang-host -O2 %s -o %t3 && env OMP_NUM_THREADS=4 %run %t3 | %fcheck %s --match-full-lines
+// RUN: %clang-host -O2 %s -o %t && %run %t | %fc --match-full-lines
+// RUN: %clang-nooffload -O2 %s -o %t2 && %run %t2 | %fc --match-full-lines
+// RUN: %clang-host -O2 %s -o %t3 && env OMP_NUM_THREADS=4 %run %t3 | %fc --match-full-lines
 
 #include <omp.h>
 #include <stdio.h>

@@ -65,7 +65,7 @@ add_custom_command(TARGET kle_cuda_standin POST_BUILD
   VERBATIM)
 
 # Direct driver-API self test (does not need clang/OpenMP).
-add_executable(kle_standin_selftest "${KLE_STANDIN_CUDA_SRC}/selftest/selftest.cpp")
+add_executable(kle_standin_selftest "${KLE_SELFTEST_DIR}/cuda/selftest.cpp")
 target_include_directories(kle_standin_selftest PRIVATE "${KLE_STANDIN_CUDA_H_DIR}")
 target_link_libraries(kle_standin_selftest PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
 set_target_properties(kle_standin_selftest PROPERTIES
@@ -89,8 +89,8 @@ if(KLE_STANDIN_PTXAS AND CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
     COMMAND ${CMAKE_CXX_COMPILER} -x cuda --cuda-gpu-arch=sm_90
             "--cuda-path=${KLE_STANDIN_CUDA_PATH}" -nocudalib -nocudainc
             --cuda-device-only -Wno-unknown-cuda-version -c
-            "${KLE_STANDIN_CUDA_SRC}/selftest/kernels.cu" -o "${KLE_STANDIN_CUBIN}"
-    DEPENDS "${KLE_STANDIN_CUDA_SRC}/selftest/kernels.cu"
+            "${KLE_SELFTEST_DIR}/cuda/kernels.cu" -o "${KLE_STANDIN_CUBIN}"
+    DEPENDS "${KLE_SELFTEST_DIR}/cuda/kernels.cu"
     COMMENT "standin/cuda: building sm_90 selftest cubin")
   add_custom_target(kle_standin_selftest_cubin ALL DEPENDS "${KLE_STANDIN_CUBIN}")
   target_compile_definitions(kle_standin_selftest PRIVATE
@@ -109,7 +109,7 @@ endforeach()
 # The check script asserts that each negative control exits 97 with its
 # check's VIOLATION line and the correct cases pass with zero violations.
 add_test(NAME kle_standin_selftest_all
-         COMMAND ${KLE_STANDIN_CUDA_SRC}/selftest/run-selftest.sh
+         COMMAND ${KLE_SELFTEST_DIR}/cuda/run-selftest.sh
                  $<TARGET_FILE:kle_standin_selftest>)
 set_tests_properties(kle_standin_selftest_overwrite kle_standin_selftest_free kle_standin_selftest_staged-race
                      kle_standin_selftest_red-no-kle kle_standin_selftest_red-buffer
