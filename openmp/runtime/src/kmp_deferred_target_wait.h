@@ -1,0 +1,107 @@
+//===- kmp_deferred_target_wait.h - Sleep while target tasks run -*- C++ -*-===//
+//
+// Part of kle-offload, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// A thread alone in its team that waits for child tasks (taskwait, a
+// dependence wait) while some of them are target tasks libomptarget completes
+// (__tgt_target_nowait_defer) sleeps until a hidden helper task completes,
+// instead of spinning over its empty queue. Included by kmp_tasking.cpp only.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KMP_DEFERRED_TARGET_WAIT_H
+#define KMP_DEFERRED_TARGET_WAIT_H
+
+#include "kmp.h"
+
+#include <atomic>
+#include <climits>
+
+#if KMP_OS_LINUX
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#endif
+
+// Hidden helper target tasks handed to libomptarget to complete and not yet
+// completed; libomptarget's exit path waits for them.
+static std::atomic<kmp_int32> __kmp_deferred_target_tasks;
+
+#if KMP_OS_LINUX
+// Bumped by every completion a sleeper may wait for; sleepers wait on it.
+static std::atomic<kmp_uint32> __kmp_deferred_target_seq;
+static std::atomic<kmp_int32> __kmp_deferred_target_sleepers;
+
+static inline kmp_uint64 __kmp_deferred_target_now_ns() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (kmp_uint64)ts.tv_sec * 1000000000ull + (kmp_uint64)ts.tv_nsec;
+}
+#endif
+
+/// Wakes the threads sleeping in __kmp_deferred_target_idle. Called after a
+/// hidden helper task's completion changed a count a sleeper reads (its
+/// parent's children, dependences). A fence and a load when nobody sleeps.
+static inline void __kmp_deferred_target_progress() {
+#if KMP_OS_LINUX
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (__kmp_deferred_target_sleepers.load(std::memory_order_relaxed) == 0)
+    return;
+  __kmp_deferred_target_seq.fetch_add(1, std::memory_order_seq_cst);
+  syscall(SYS_futex, &__kmp_deferred_target_seq, FUTEX_WAKE_PRIVATE, INT_MAX,
+          nullptr, nullptr, 0);
+#endif
+}
+
+/// A fork()ed child has none of its parent's sleepers.
+static inline void __kmp_deferred_target_reset_sleepers() {
+#if KMP_OS_LINUX
+  __kmp_deferred_target_sleepers.store(0, std::memory_order_release);
+#endif
+}
+
+/// Called by a thread that found no task to run while \p Children (its
+/// current task's incomplete children) is not zero. While a target task is
+/// handed over, sleeps until __kmp_deferred_target_progress or for an eighth
+/// of the time this wait has lasted (\p IdleSinceNs, 0 when it starts; reset
+/// on progress), 10 us to 1 ms; otherwise returns at once, as upstream spins.
+/// Hidden helper threads never sleep here.
+static inline void
+__kmp_deferred_target_idle(kmp_int32 gtid, std::atomic<kmp_int32> *Children,
+                           kmp_uint64 *IdleSinceNs) {
+#if KMP_OS_LINUX
+  if (KMP_HIDDEN_HELPER_THREAD(gtid) ||
+      __kmp_deferred_target_tasks.load(std::memory_order_acquire) == 0)
+    return;
+  kmp_uint64 Now = __kmp_deferred_target_now_ns();
+  if (*IdleSinceNs == 0)
+    *IdleSinceNs = Now;
+  kmp_uint64 WaitNs = (Now - *IdleSinceNs) / 8;
+  if (WaitNs < 10000)
+    WaitNs = 10000;
+  if (WaitNs > 1000000)
+    WaitNs = 1000000;
+  kmp_uint32 Seq = __kmp_deferred_target_seq.load(std::memory_order_seq_cst);
+  __kmp_deferred_target_sleepers.fetch_add(1, std::memory_order_seq_cst);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (Children->load(std::memory_order_acquire) != 0 &&
+      __kmp_deferred_target_tasks.load(std::memory_order_acquire) != 0) {
+    struct timespec Timeout = {0, (long)WaitNs};
+    syscall(SYS_futex, &__kmp_deferred_target_seq, FUTEX_WAIT_PRIVATE, Seq,
+            &Timeout, nullptr, 0);
+  }
+  __kmp_deferred_target_sleepers.fetch_sub(1, std::memory_order_seq_cst);
+  if (__kmp_deferred_target_seq.load(std::memory_order_acquire) != Seq)
+    *IdleSinceNs = 0;
+#else
+  (void)gtid;
+  (void)Children;
+  (void)IdleSinceNs;
+#endif
+}
+
+#endif // KMP_DEFERRED_TARGET_WAIT_H

@@ -1,0 +1,37 @@
+// 8 nowait regions whose kernels run 400 ms, then one taskwait on a thread
+// alone in its team: while the target tasks are with libomptarget's
+// completer, the waiting thread sleeps until one completes (libomp's
+// kmp_deferred_target_wait.h) instead of spinning over its empty task queue.
+// Checked as the thread's own CPU time over the taskwait: under a tenth of
+// its wall time (a spinning thread uses about all of it, or its share of a
+// loaded machine's cores: still above a tenth here). Each task runs once.
+// RUN: %cuda{ %clang-sm90 %s -o %t.cuda %}
+// RUN: %cuda{ %cuda KLE_STANDIN_KERNEL_US=400000 KLE_STANDIN_STATS=1 %t.cuda | %fcs=CHECK,CUDA %}
+// RUN: %hsa{ %clang-gfx90a %s -o %t.hsa %}
+// RUN: %hsa{ %hsa KLE_STANDIN_KERNEL_US=400000 KLE_STANDIN_STATS=1 %t.hsa | %fc %}
+#include <stdio.h>
+#include <time.h>
+#define R 8
+static double ms(clockid_t Clock) {
+  struct timespec T;
+  clock_gettime(Clock, &T);
+  return T.tv_sec * 1e3 + T.tv_nsec / 1e6;
+}
+int main(void) {
+  int v[R] = {0};
+  for (int r = 0; r < R; ++r) {
+#pragma omp target map(tofrom : v[r : 1]) nowait
+    v[r] = 1;
+  }
+  double Wall = ms(CLOCK_MONOTONIC), Cpu = ms(CLOCK_THREAD_CPUTIME_ID);
+#pragma omp taskwait
+  Wall = ms(CLOCK_MONOTONIC) - Wall;
+  Cpu = ms(CLOCK_THREAD_CPUTIME_ID) - Cpu;
+  printf("taskwait %s: cpu %.1f ms, wall %.1f ms\n",
+         Cpu * 10 < Wall ? "slept" : "spun", Cpu, Wall);
+  fflush(stdout);
+  return 0;
+}
+// CHECK: taskwait slept
+// CUDA: kle-standin: calls cuLaunchKernel=8{{$}}
+// CHECK: {{kle-(hsa-)?standin}}: launches=8 violations=0
