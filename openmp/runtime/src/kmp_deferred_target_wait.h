@@ -6,8 +6,9 @@
 //===----------------------------------------------------------------------===//
 //
 // A thread alone in its team that waits for child tasks (taskwait, a
-// dependence wait) while some of them are target tasks libomptarget completes
-// (__tgt_target_nowait_defer) sleeps until a hidden helper task completes,
+// dependence wait) while hidden helper tasks are pending (target tasks queued
+// for the hidden helper threads, or handed to libomptarget to complete:
+// __tgt_target_nowait_defer) sleeps until a hidden helper task completes,
 // instead of spinning over its empty queue. Included by kmp_tasking.cpp only.
 //
 //===----------------------------------------------------------------------===//
@@ -43,6 +44,13 @@ static inline kmp_uint64 __kmp_deferred_target_now_ns() {
 }
 #endif
 
+/// Hidden helper tasks queued or running, or target tasks handed over.
+static inline bool __kmp_hidden_helper_work_pending() {
+  return __kmp_deferred_target_tasks.load(std::memory_order_acquire) != 0 ||
+         __kmp_unexecuted_hidden_helper_tasks.load(std::memory_order_acquire) !=
+             0;
+}
+
 /// Wakes the threads sleeping in __kmp_deferred_target_idle. Called after a
 /// hidden helper task's completion changed a count a sleeper reads (its
 /// parent's children, dependences). A fence and a load when nobody sleeps.
@@ -65,8 +73,8 @@ static inline void __kmp_deferred_target_reset_sleepers() {
 }
 
 /// Called by a thread that found no task to run while \p Children (its
-/// current task's incomplete children) is not zero. While a target task is
-/// handed over, sleeps until __kmp_deferred_target_progress or for an eighth
+/// current task's incomplete children) is not zero. While hidden helper tasks
+/// are pending, sleeps until __kmp_deferred_target_progress or for an eighth
 /// of the time this wait has lasted (\p IdleSinceNs, 0 when it starts; reset
 /// on progress), 10 us to 1 ms; otherwise returns at once, as upstream spins.
 /// Hidden helper threads never sleep here.
@@ -74,8 +82,7 @@ static inline void
 __kmp_deferred_target_idle(kmp_int32 gtid, std::atomic<kmp_int32> *Children,
                            kmp_uint64 *IdleSinceNs) {
 #if KMP_OS_LINUX
-  if (KMP_HIDDEN_HELPER_THREAD(gtid) ||
-      __kmp_deferred_target_tasks.load(std::memory_order_acquire) == 0)
+  if (KMP_HIDDEN_HELPER_THREAD(gtid) || !__kmp_hidden_helper_work_pending())
     return;
   kmp_uint64 Now = __kmp_deferred_target_now_ns();
   if (*IdleSinceNs == 0)
@@ -89,7 +96,7 @@ __kmp_deferred_target_idle(kmp_int32 gtid, std::atomic<kmp_int32> *Children,
   __kmp_deferred_target_sleepers.fetch_add(1, std::memory_order_seq_cst);
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (Children->load(std::memory_order_acquire) != 0 &&
-      __kmp_deferred_target_tasks.load(std::memory_order_acquire) != 0) {
+      __kmp_hidden_helper_work_pending()) {
     struct timespec Timeout = {0, (long)WaitNs};
     syscall(SYS_futex, &__kmp_deferred_target_seq, FUTEX_WAIT_PRIVATE, Seq,
             &Timeout, nullptr, 0);
