@@ -32,6 +32,16 @@
 // completed; libomptarget's exit path waits for them.
 static std::atomic<kmp_int32> __kmp_deferred_target_tasks;
 
+// Set once libomptarget has taken a target task over: until then (and with
+// LIBOMPTARGET_NOWAIT_DEFER=0) a waiting thread spins as upstream's does.
+static std::atomic<bool> __kmp_deferred_target_seen;
+
+/// Notes that libomptarget took a target task over.
+static inline void __kmp_deferred_target_handed_over() {
+  if (!__kmp_deferred_target_seen.load(std::memory_order_relaxed))
+    __kmp_deferred_target_seen.store(true, std::memory_order_relaxed);
+}
+
 #if KMP_OS_LINUX
 // Bumped by every completion a sleeper may wait for; sleepers wait on it.
 static std::atomic<kmp_uint32> __kmp_deferred_target_seq;
@@ -44,11 +54,13 @@ static inline kmp_uint64 __kmp_deferred_target_now_ns() {
 }
 #endif
 
-/// Hidden helper tasks queued or running, or target tasks handed over.
+/// Hidden helper tasks queued, or target tasks handed over, in a process
+/// where libomptarget takes target tasks over.
 static inline bool __kmp_hidden_helper_work_pending() {
-  return __kmp_deferred_target_tasks.load(std::memory_order_acquire) != 0 ||
-         __kmp_unexecuted_hidden_helper_tasks.load(std::memory_order_acquire) !=
-             0;
+  return __kmp_deferred_target_seen.load(std::memory_order_relaxed) &&
+         (__kmp_deferred_target_tasks.load(std::memory_order_acquire) != 0 ||
+          __kmp_unexecuted_hidden_helper_tasks.load(
+              std::memory_order_acquire) != 0);
 }
 
 /// Wakes the threads sleeping in __kmp_deferred_target_idle. Called after a
@@ -74,7 +86,7 @@ static inline void __kmp_deferred_target_reset_sleepers() {
 
 /// Called by a thread that found no task to run while \p Children (its
 /// current task's incomplete children) is not zero. While hidden helper tasks
-/// are pending, sleeps until __kmp_deferred_target_progress or for an eighth
+/// are pending (once libomptarget has taken a target task over), sleeps until __kmp_deferred_target_progress or for an eighth
 /// of the time this wait has lasted (\p IdleSinceNs, 0 when it starts; reset
 /// on progress), 10 us to 1 ms; otherwise returns at once, as upstream spins.
 /// Hidden helper threads never sleep here.
