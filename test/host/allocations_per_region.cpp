@@ -1,0 +1,40 @@
+// Heap allocations (operator new) per synchronous target region at steady
+// state: a 1-team teams reduction with its own tofrom map on the host
+// device, counted by this program's own operator new, which replaces the
+// library's for libomptarget too. Each AsyncInfoTy used to construct a
+// std::deque for locations most regions never ask for (libstdc++ allocates
+// its map and a first node at once): 8 per region before patch 0026, 6
+// after. The count bounds what the runtime allocates per region.
+// RUN: %clang-host -O2 -std=c++17 %s -o %t -lstdc++
+// RUN: %run %t | %fc
+// CHECK: operator new per region: {{[0-9.]+}}, at most 6: yes
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <new>
+static std::atomic<long> News;
+void *operator new(std::size_t N) {
+  News.fetch_add(1, std::memory_order_relaxed);
+  if (void *P = std::malloc(N ? N : 1))
+    return P;
+  throw std::bad_alloc();
+}
+void operator delete(void *P) noexcept { std::free(P); }
+void operator delete(void *P, std::size_t) noexcept { std::free(P); }
+static long region() {
+  long S = 0;
+#pragma omp target teams distribute parallel for num_teams(1) reduction(+ : S) map(tofrom : S)
+  for (int I = 0; I < 64; ++I)
+    S += 1;
+  return S;
+}
+int main() {
+  long T = region();
+  long A = News.load();
+  for (int K = 0; K < 100; ++K)
+    T += region();
+  long B = News.load();
+  std::printf("operator new per region: %ld.%02ld, at most 6: %s (sum %ld)\n",
+              (B - A) / 100, (B - A) % 100, B - A <= 600 ? "yes" : "no", T);
+  return 0;
+}
