@@ -127,6 +127,10 @@ struct Queue {
   standin::Worker Work; ///< runs the packets in order (queueWorker)
   bool Destroyed = false;
   bool Inherited = false; ///< live at a fork, in the child
+  /// In the child: packets a parent thread had reserved (write index) but
+  /// not announced at the fork, from index RungAtFork; the parent's, never
+  /// run here.
+  uint64_t RungAtFork = 0, UnannouncedAtFork = 0;
 };
 
 struct Copy {

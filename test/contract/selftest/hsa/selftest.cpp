@@ -24,7 +24,8 @@
 //   slab-neighbour is correct too (C is per address range); hb-kernel-read
 //   and hb-copy-back (H: a dispatch and a copy of the same device memory with
 //   no barrier-AND packet or copy dependency between them), hb-ok (the same
-//   ordered correctly).
+//   ordered correctly); fork-unannounced is correct too (a packet reserved
+//   but not announced at a fork is the parent's, not the child's to run).
 //
 // KLE_STANDIN_DELAY_US defaults to 100000:100000 here (set before the
 // dlopen), so every dispatch waits 100 ms after its doorbell and every copy
@@ -43,6 +44,8 @@
 #include <set>
 #include <dlfcn.h>
 #include <elf.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <initializer_list>
 #include <string>
 #include <vector>
@@ -686,6 +689,34 @@ int main(int argc, char **argv) {
     waitZero(Done2);
     freeAll({Cnt, Red, Red2, Kle, Kle2, Ka2});
     CHECK(p_hsa_signal_destroy(Done2));
+  } else if (C == "fork-unannounced") {
+    // fork() while this thread has reserved a packet slot and not rung the
+    // doorbell for it: the child destroys the queue and exits with no
+    // violation (the packet is the parent's); the parent announces it and
+    // fails if the child did.
+    uint64_t I = p_hsa_queue_add_write_index_relaxed(Q, 1);
+    auto *P = reinterpret_cast<hsa_barrier_and_packet_t *>(
+        static_cast<uint8_t *>(Q->base_address) + (I % Q->size) * 64);
+    memset(reinterpret_cast<uint8_t *>(P) + 2, 0, 62);
+    P->completion_signal = Done;
+    fflush(stderr);
+    pid_t Pid = fork();
+    if (Pid == 0) {
+      CHECK(p_hsa_amd_memory_pool_free(Ka));
+      CHECK(p_hsa_signal_destroy(Done));
+      finish();
+      return 0; // the stand-in's exit report sets 97 on a violation
+    }
+    __atomic_store_n(reinterpret_cast<uint16_t *>(P),
+                     uint16_t((HSA_PACKET_TYPE_BARRIER_AND << HSA_PACKET_HEADER_TYPE) | (1 << 8)),
+                     __ATOMIC_RELEASE);
+    p_hsa_signal_store_relaxed(Q->doorbell_signal, hsa_signal_value_t(I));
+    waitZero(Done);
+    int St = 0;
+    if (waitpid(Pid, &St, 0) != Pid || !WIFEXITED(St) || WEXITSTATUS(St) != 0) {
+      fprintf(stderr, "selftest: the child failed (status %#x)\n", St);
+      return 1;
+    }
   } else {
     fprintf(stderr, "selftest: unknown case %s\n", C.c_str());
     return 2;
