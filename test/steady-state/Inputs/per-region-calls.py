@@ -29,7 +29,7 @@ def main():
     while len(args) > 1 and args[0] == "--within":
         name, _, rng = args[1].partition("=")
         lo, _, hi = rng.partition(":")
-        within[name] = (Fraction(lo), Fraction(hi))
+        within[name] = (Fraction(lo), Fraction(hi), lo, hi)
         args = args[2:]
     if len(args) != 4:
         sys.exit("usage: per-region-calls.py [--within ENTRY=LO:HI ...] "
@@ -42,8 +42,8 @@ def main():
         d = Fraction(b.get(name, 0) - a.get(name, 0), n2 - n1)
         if d:
             total += d
-            lo, hi = within.get(name, (None, None))
-            shown = "%s..%s" % (lo, hi) if lo is not None and lo <= d <= hi else d
+            lo, hi, los, his = within.get(name, (None, None, "", ""))
+            shown = "%s..%s" % (los, his) if lo is not None and lo <= d <= hi else d
             print("per-region %s=%s" % (name, shown))
     print("per-region total=%s" % total)
 
