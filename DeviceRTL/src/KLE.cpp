@@ -51,8 +51,8 @@ bool readsAsync() {
 /// this code reads.
 void setView(uint32_t Version, uint64_t CountersWord, uint64_t BufferWord,
              KernelLaunchEnvironmentTy &KernelLaunchEnvironment) {
-  ::kle::KLEViewTy View =
-      ::kle::decodeKLEWords(CountersWord, BufferWord, &KernelLaunchEnvironment);
+  ::KLEViewTy View =
+      ::decodeKLEWords(CountersWord, BufferWord, &KernelLaunchEnvironment);
   if (Version != KLE_ABI_VERSION) // not the layout this code reads: upstream's
     View = {reinterpret_cast<void *>(BufferWord),
             &KernelLaunchEnvironment.ReductionCnt};
@@ -66,8 +66,8 @@ void setView(uint32_t Version, uint64_t CountersWord, uint64_t BufferWord,
 void readNow(KernelLaunchEnvironmentTy &KernelLaunchEnvironment) {
   const uint64_t *Words =
       reinterpret_cast<const uint64_t *>(&KernelLaunchEnvironment);
-  const uint64_t CountersWord = Words[::kle::KLECountersOffset / 8];
-  const uint64_t BufferWord = Words[::kle::KLEReductionBufferOffset / 8];
+  const uint64_t CountersWord = Words[::KLECountersOffset / 8];
+  const uint64_t BufferWord = Words[::KLEReductionBufferOffset / 8];
   const uint32_t Version =
       *reinterpret_cast<const volatile uint32_t *>(&__kle_offload_abi_version);
   setView(Version, CountersWord, BufferWord, KernelLaunchEnvironment);
@@ -113,10 +113,10 @@ ompx::kle::initTeam(KernelEnvironmentTy &KernelEnvironment,
 #else
   asm("" : "+v"(Raw));
 #endif
-  const bool InHost = Raw & ::kle::KLEHostDynPtrFlag;
+  const bool InHost = Raw & ::KLEHostDynPtrFlag;
   KernelLaunchEnvironmentTy &KernelLaunchEnvironment =
       *reinterpret_cast<KernelLaunchEnvironmentTy *>(
-          Raw & ~uintptr_t(::kle::KLEHostDynPtrFlag));
+          Raw & ~uintptr_t(::KLEHostDynPtrFlag));
   // Both paths below read the handshake global, a real read the code
   // generator keeps: the linked image then holds a relocation against it in
   // this kernel's own code, which is how the plugin proves, kernel by kernel,
@@ -172,8 +172,8 @@ void ompx::kle::waitTeam() {
   KernelLaunchEnvironmentTy &KernelLaunchEnvironment =
       state::getKernelLaunchEnvironment();
   asm volatile("cp.async.wait_group 0;" ::: "memory");
-  setView(KLERawVersion, KLERaw[::kle::KLECountersOffset / 8],
-          KLERaw[::kle::KLEReductionBufferOffset / 8], KernelLaunchEnvironment);
+  setView(KLERawVersion, KLERaw[::KLECountersOffset / 8],
+          KLERaw[::KLEReductionBufferOffset / 8], KernelLaunchEnvironment);
 #endif
 }
 

@@ -33,21 +33,21 @@ import time
 from kle import common
 from kle.common import list_devices, complaint, TRANSPORTS, REPO
 
-# KLE code: namespace kle and, in the plugin namespace, whatever is named KLE
-# (KLETransportTy, readKLEEnvInteger, benchKLETransport, ...) and
-# toString(KLETransportKindTy); not a device's supportsZeroCopyKLE answer.
-KLE_FN = re.compile(r"^(kle::|llvm::omp::target::plugin::(\w*KLE\w*(::|\()|"
-                    r"toString\(llvm::omp::target::plugin::KLETransportKindTy\)))")
+# KLE code: in the plugin namespace, whatever is named KLE (KLETransportTy,
+# KLESlotPoolTy, readKLEEnvInteger, benchKLETransport, ...), the slot's
+# hostState and toString of a KLE enum; not a device's supportsZeroCopyKLE.
+KLE_FN = re.compile(r"^llvm::omp::target::plugin::(\w*KLE\w*(::|\()|hostState\(|"
+                    r"toString\(llvm::omp::target::plugin::KLE\w*Ty\))")
 SYNC_FN = re.compile(r"^llvm::omp::target::plugin::GenericDeviceTy::(synchronize|queryAsync)\(")
 DELETE_FN = re.compile(r"^llvm::omp::target::plugin::GenericDeviceTy::dataDelete\(")
 ALLOC_FN = re.compile(r"^llvm::omp::target::plugin::GenericDeviceTy::dataAlloc\(")
 SEPARATE_CALLERS = 16
 
 # A process's parts by object file (component()); the plugin is the code of
-# namespace llvm::omp::target::plugin or kle and the dlopen trampolines.
+# namespace llvm::omp::target::plugin and the dlopen trampolines.
 COMPONENTS = ("libomptarget", "plugin", "libomp", "LLVM", "libc", "loader",
               "stand-in", "program", "other")
-PLUGIN_FN = re.compile(r"^(llvm::omp::target::plugin::|kle::|cu[A-Z]\w*$|hsa_\w+$)")
+PLUGIN_FN = re.compile(r"^(llvm::omp::target::plugin::|cu[A-Z]\w*$|hsa_\w+$)")
 OBJECTS = (("libomp", r"libomp(\.so|-)"), ("LLVM", r"libLLVM"),
            ("libc", r"lib(c|stdc\+\+|m|gcc_s|pthread)[.-]"), ("loader", r"ld-(linux|2)"),
            ("stand-in", r"libcuda\.so|libhsa-runtime64"))

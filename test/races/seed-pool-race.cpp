@@ -19,6 +19,8 @@
 #include <cstdlib>
 #include <dlfcn.h>
 
+using namespace llvm::omp::target::plugin;
+
 extern "C" {
 /// The seeded race: read and written by every take() and recycle() without
 /// synchronisation. Named in TSan's report ("Location is global ...").
@@ -26,8 +28,10 @@ long kle_seed_pool_race = 0;
 }
 
 namespace {
-constexpr const char *TakeName = "_ZN3kle13KLESlotPoolTy4takeEv";
-constexpr const char *RecycleName = "_ZN3kle13KLESlotPoolTy7recycleEm";
+constexpr const char *TakeName =
+    "_ZN4llvm3omp6target6plugin13KLESlotPoolTy4takeEv";
+constexpr const char *RecycleName =
+    "_ZN4llvm3omp6target6plugin13KLESlotPoolTy7recycleEm";
 
 /// libomptarget's definition of \p Name, or exit(2) with a message: a control
 /// that does not reach the pool must not pass silently.
@@ -45,20 +49,20 @@ void *real(const char *Name) {
 // The member functions' Itanium ABI: a free function taking `this` first has
 // the same calling convention (the hidden return pointer, if any, precedes
 // both).
-using TakeFnTy = kle::KLESlotTy (*)(kle::KLESlotPoolTy *);
-using RecycleFnTy = llvm::Error (*)(kle::KLESlotPoolTy *, uint64_t);
+using TakeFnTy = KLESlotTy (*)(KLESlotPoolTy *);
+using RecycleFnTy = llvm::Error (*)(KLESlotPoolTy *, uint64_t);
 
-kle::KLESlotTy seedTake(kle::KLESlotPoolTy *Pool) asm(
-    "_ZN3kle13KLESlotPoolTy4takeEv");
-kle::KLESlotTy seedTake(kle::KLESlotPoolTy *Pool) {
+KLESlotTy seedTake(KLESlotPoolTy *Pool) asm(
+    "_ZN4llvm3omp6target6plugin13KLESlotPoolTy4takeEv");
+KLESlotTy seedTake(KLESlotPoolTy *Pool) {
   static TakeFnTy Real = reinterpret_cast<TakeFnTy>(real(TakeName));
   ++kle_seed_pool_race;
   return Real(Pool);
 }
 
-llvm::Error seedRecycle(kle::KLESlotPoolTy *Pool, uint64_t Id) asm(
-    "_ZN3kle13KLESlotPoolTy7recycleEm");
-llvm::Error seedRecycle(kle::KLESlotPoolTy *Pool, uint64_t Id) {
+llvm::Error seedRecycle(KLESlotPoolTy *Pool, uint64_t Id) asm(
+    "_ZN4llvm3omp6target6plugin13KLESlotPoolTy7recycleEm");
+llvm::Error seedRecycle(KLESlotPoolTy *Pool, uint64_t Id) {
   static RecycleFnTy Real = reinterpret_cast<RecycleFnTy>(real(RecycleName));
   ++kle_seed_pool_race;
   return Real(Pool, Id);

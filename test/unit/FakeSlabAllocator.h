@@ -26,7 +26,7 @@
 #include <mutex>
 #include <vector>
 
-namespace kle {
+namespace llvm::omp::target::plugin {
 namespace test {
 
 class FakeSlabAllocatorTy : public KLESlabAllocatorTy {
@@ -148,6 +148,6 @@ private:
 };
 
 } // namespace test
-} // namespace kle
+} // namespace llvm::omp::target::plugin
 
 #endif // KLE_TEST_UNIT_FAKESLABALLOCATOR_H

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// kle::imageHasStockReductionKernel on the small images in fixtures/, each
+// imageHasStockReductionKernel on the small images in fixtures/, each
 // built in memory from its YAML description.
 //
 //===----------------------------------------------------------------------===//
@@ -24,6 +24,7 @@
 #include <string>
 
 using namespace llvm;
+using namespace llvm::omp::target::plugin;
 
 namespace {
 
@@ -47,8 +48,7 @@ SmallString<0> image(const char *Name) {
 
 bool hasStockReductionKernel(const char *Name) {
   SmallString<0> Bytes = image(Name);
-  return kle::imageHasStockReductionKernel(
-      MemoryBufferRef(Bytes.str(), Name));
+  return imageHasStockReductionKernel(MemoryBufferRef(Bytes.str(), Name));
 }
 
 // One image per rule, and the answer the proof must give.
@@ -76,8 +76,8 @@ TEST(KLEImageABI, EachFixture) {
 }
 
 TEST(KLEImageABI, NotAnELFFile) {
-  EXPECT_FALSE(kle::imageHasStockReductionKernel(
-      MemoryBufferRef("not an image", "garbage")));
+  EXPECT_FALSE(
+      imageHasStockReductionKernel(MemoryBufferRef("not an image", "garbage")));
 }
 
 } // namespace

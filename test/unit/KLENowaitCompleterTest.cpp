@@ -64,7 +64,7 @@ bool waitFor(const std::function<bool()> &Cond, int Ms = 5000) {
 }
 
 TEST(KLENowaitCompleterTest, CompletesOnceAfterTheQueueIsDone) {
-  kle::NowaitCompleterTy C(pollFake, completeFake, 2000);
+  llvm::omp::target::NowaitCompleterTy C(pollFake, completeFake, 2000);
   FakeTaskTy T;
   C.defer(&T.Handle, &T);
   ASSERT_TRUE(waitFor([&] { return T.Polls.load() >= 3; }));
@@ -77,7 +77,7 @@ TEST(KLENowaitCompleterTest, CompletesOnceAfterTheQueueIsDone) {
 }
 
 TEST(KLENowaitCompleterTest, TasksFromManyThreads) {
-  kle::NowaitCompleterTy C(pollFake, completeFake, 2000);
+  llvm::omp::target::NowaitCompleterTy C(pollFake, completeFake, 2000);
   constexpr int Threads = 8, PerThread = 200;
   std::vector<FakeTaskTy> Tasks(Threads * PerThread);
   std::vector<std::thread> Ts;
@@ -118,7 +118,7 @@ double cpuMs() {
 // a core (even one that yields between polls gets it on a loaded machine).
 // A new task still ends the sleep at once.
 TEST(KLENowaitCompleterTest, BusyQueueBacksOff) {
-  kle::NowaitCompleterTy C(pollFake, completeFake, 0);
+  llvm::omp::target::NowaitCompleterTy C(pollFake, completeFake, 0);
   FakeTaskTy Slow;
   C.defer(&Slow.Handle, &Slow);
   ASSERT_TRUE(waitFor([&] { return Slow.Polls.load() >= 1; }));

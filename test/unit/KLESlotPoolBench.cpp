@@ -29,7 +29,7 @@
 #include <thread>
 #include <vector>
 
-using namespace kle;
+using namespace llvm::omp::target::plugin;
 
 namespace {
 

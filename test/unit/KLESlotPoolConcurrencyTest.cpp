@@ -31,8 +31,8 @@
 #include <thread>
 #include <vector>
 
-using namespace kle;
-using kle::test::FakeSlabAllocatorTy;
+using namespace llvm::omp::target::plugin;
+using test::FakeSlabAllocatorTy;
 
 namespace {
 

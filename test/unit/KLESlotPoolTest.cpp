@@ -25,8 +25,8 @@
 #include <thread>
 #include <vector>
 
-using namespace kle;
-using kle::test::FakeSlabAllocatorTy;
+using namespace llvm::omp::target::plugin;
+using test::FakeSlabAllocatorTy;
 
 namespace {
 
@@ -105,12 +105,12 @@ TEST(KLESlotPoolTest, ConfigValidation) {
 }
 
 TEST(KLESlotPoolTest, FallbackReasonNamesAndCallerFallbacks) {
-  EXPECT_EQ(kle::toString(KLEFallbackReasonTy::PoolExhausted), "PoolExhausted");
-  EXPECT_EQ(kle::toString(KLEFallbackReasonTy::AllocationFailed),
+  EXPECT_EQ(toString(KLEFallbackReasonTy::PoolExhausted), "PoolExhausted");
+  EXPECT_EQ(toString(KLEFallbackReasonTy::AllocationFailed),
             "AllocationFailed");
-  EXPECT_EQ(kle::toString(KLEFallbackReasonTy::RecordReplay), "RecordReplay");
-  EXPECT_EQ(kle::toString(KLEFallbackReasonTy::ImageABI), "ImageABI");
-  EXPECT_EQ(kle::toString(KLEFallbackReasonTy::TransportDisabled),
+  EXPECT_EQ(toString(KLEFallbackReasonTy::RecordReplay), "RecordReplay");
+  EXPECT_EQ(toString(KLEFallbackReasonTy::ImageABI), "ImageABI");
+  EXPECT_EQ(toString(KLEFallbackReasonTy::TransportDisabled),
             "TransportDisabled");
 
   FakeSlabAllocatorTy Alloc;

@@ -22,7 +22,7 @@ using namespace llvm::omp::target::plugin;
 using Kind = KLETransportKindTy;
 using Mode = KLETransportModeTy;
 using RR = KLERecordReplayTy;
-using Reason = kle::KLEFallbackReasonTy;
+using Reason = KLEFallbackReasonTy;
 
 namespace {
 

@@ -20,13 +20,15 @@
 #include <cstdlib>
 #include <vector>
 
+using namespace llvm::omp::target::plugin;
+
 namespace {
 
 constexpr int NotReady = 600, Done = 0;
 
 TEST(KLEWaitTest, ZeroBudgetBlocksAtOnce) {
   int Queries = 0, Blocks = 0;
-  int R = kle::pollThenBlock(
+  int R = pollThenBlock(
       0, NotReady, [&] { return ++Queries, Done; },
       [&] { return ++Blocks, Done; });
   EXPECT_EQ(R, Done);
@@ -36,7 +38,7 @@ TEST(KLEWaitTest, ZeroBudgetBlocksAtOnce) {
 
 TEST(KLEWaitTest, PollReturnsWithoutBlocking) {
   int Queries = 0, Blocks = 0;
-  int R = kle::pollThenBlock(
+  int R = pollThenBlock(
       10000000, NotReady, [&] { return ++Queries < 5 ? NotReady : Done; },
       [&] { return ++Blocks, Done; });
   EXPECT_EQ(R, Done);
@@ -46,7 +48,7 @@ TEST(KLEWaitTest, PollReturnsWithoutBlocking) {
 
 TEST(KLEWaitTest, PollErrorIsReturned) {
   int Blocks = 0;
-  int R = kle::pollThenBlock(
+  int R = pollThenBlock(
       10000000, NotReady, [&] { return 719; }, [&] { return ++Blocks, Done; });
   EXPECT_EQ(R, 719);
   EXPECT_EQ(Blocks, 0);
@@ -54,7 +56,7 @@ TEST(KLEWaitTest, PollErrorIsReturned) {
 
 TEST(KLEWaitTest, BudgetSpentThenBlocks) {
   int Queries = 0, Blocks = 0;
-  int R = kle::pollThenBlock(
+  int R = pollThenBlock(
       100, NotReady, [&] { return ++Queries, NotReady; },
       [&] { return ++Blocks, 42; });
   EXPECT_EQ(R, 42);
@@ -77,7 +79,7 @@ struct Slabs {
 };
 
 TEST(KLEWaitTest, CopyBackStagesSmallPageableOnly) {
-  kle::KLECopyBackTy C;
+  KLECopyBackTy C;
   Slabs S;
   auto A = [&](size_t N) { return S.alloc(N); };
   C.setMaxBytes(4096);
@@ -104,7 +106,7 @@ TEST(KLEWaitTest, CopyBackStagesSmallPageableOnly) {
 }
 
 TEST(KLEWaitTest, CompleteDeliversInEnqueueOrderPerQueue) {
-  kle::KLECopyBackTy C;
+  KLECopyBackTy C;
   Slabs S;
   auto A = [&](size_t N) { return S.alloc(N); };
   int X = 0, Y = 0;
@@ -128,7 +130,7 @@ TEST(KLEWaitTest, CompleteDeliversInEnqueueOrderPerQueue) {
 }
 
 TEST(KLEWaitTest, FailedAllocationBacksOff) {
-  kle::KLECopyBackTy C;
+  KLECopyBackTy C;
   Slabs S;
   S.Fail = true;
   auto A = [&](size_t N) { return S.alloc(N); };
@@ -140,7 +142,7 @@ TEST(KLEWaitTest, FailedAllocationBacksOff) {
 }
 
 TEST(KLEWaitTest, DeinitWaitsForPendingQueuesAndDrops) {
-  kle::KLECopyBackTy C;
+  KLECopyBackTy C;
   Slabs S;
   auto A = [&](size_t N) { return S.alloc(N); };
   int X = 0, Q;
@@ -158,11 +160,11 @@ TEST(KLEWaitTest, DeinitWaitsForPendingQueuesAndDrops) {
 }
 
 TEST(KLEWaitTest, SizeClassesUpToTheMaximum) {
-  kle::KLECopyBackTy C;
+  KLECopyBackTy C;
   Slabs S;
   auto A = [&](size_t N) { return S.alloc(N); };
-  C.setMaxBytes(kle::MaxCopyBackStagingMax);
-  static char Dst[kle::MaxCopyBackStagingMax];
+  C.setMaxBytes(MaxCopyBackStagingMax);
+  static char Dst[MaxCopyBackStagingMax];
   void *B = C.take(Dst, sizeof(Dst), A);
   ASSERT_NE(B, nullptr);
   std::memset(B, 0x5a, sizeof(Dst)); // the whole block is usable

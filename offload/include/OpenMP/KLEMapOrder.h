@@ -33,8 +33,7 @@
 #include <cstdint>
 #include <mutex>
 
-namespace kle {
-namespace maporder {
+namespace llvm::omp::target::maporder {
 
 /// Per queue (a plugin's __tgt_async_info::Queue), the largest transfer id
 /// of an async info that held it and completed.
@@ -101,7 +100,6 @@ inline void asyncInfoCompleted(void *Queue, uint64_t &AsyncId) {
   AsyncId = 0;
 }
 
-} // namespace maporder
-} // namespace kle
+} // namespace llvm::omp::target::maporder
 
 #endif // OMPTARGET_OPENMP_KLE_MAP_ORDER_H

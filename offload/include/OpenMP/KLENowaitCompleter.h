@@ -30,7 +30,7 @@
 #include <thread>
 #include <vector>
 
-namespace kle {
+namespace llvm::omp::target {
 
 class NowaitCompleterTy {
 public:
@@ -142,6 +142,6 @@ private:
   bool Stop = false;
 };
 
-} // namespace kle
+} // namespace llvm::omp::target
 
 #endif // OMPTARGET_OPENMP_KLE_NOWAIT_COMPLETER_H

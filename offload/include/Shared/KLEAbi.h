@@ -57,8 +57,6 @@
 /// Name of the device global (uint32_t) that holds KLE_ABI_VERSION.
 #define KLE_ABI_VERSION_SYMBOL "__kle_offload_abi_version"
 
-namespace kle {
-
 /// Size in bytes of the KLE in every layout (== sizeof(KernelLaunchEnvironmentTy)).
 inline constexpr uint32_t KLESize = 16;
 /// Byte offset of the counters word (v1: counters pointer) in the KLE.
@@ -122,7 +120,5 @@ inline KLEViewTy decodeKLE(void *KLE) {
   return decodeKLEWords(Words[KLECountersOffset / 8],
                         Words[KLEReductionBufferOffset / 8], KLE);
 }
-
-} // namespace kle
 
 #endif // OMPTARGET_SHARED_KLE_ABI_H

@@ -121,8 +121,8 @@ bool checkPlacement(uint64_t Launch, const char *Kernel, uintptr_t Dyn,
 }
 
 uintptr_t kleAddress(uintptr_t Raw, bool &Flagged) {
-  Flagged = Raw & kle::KLEHostDynPtrFlag;
-  return Raw & ~uintptr_t(kle::KLEHostDynPtrFlag);
+  Flagged = Raw & KLEHostDynPtrFlag;
+  return Raw & ~uintptr_t(KLEHostDynPtrFlag);
 }
 
 void checkHostFlag(uint64_t Launch, const char *Kernel, uintptr_t Dyn,

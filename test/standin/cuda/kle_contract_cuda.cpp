@@ -54,7 +54,7 @@ void kleAtWriteLocked(Alloc &A, uintptr_t Lo, size_t N, Stream *S,
                       MemKind SrcKind, bool SrcPageable) {
   WriteRec W{Lo, Lo + N, S, ++g().WriteOrder, SrcKind, SrcPageable};
   A.Writes.push_back(W);
-  if (N == kle::KLESize)
+  if (N == KLESize)
     A.KleWrites.insert(Lo);
   if (A.Writes.size() > 16)
     A.Writes.pop_front();
@@ -254,7 +254,7 @@ void kleAtKernelStart(LaunchRec &LR) {
         RA->Launches.push_back(&LR);
       }
       if (W.DeviceCounters) {
-        CA = resolveLocked(W.Word0, kle::KLECounterBytes);
+        CA = resolveLocked(W.Word0, KLECounterBytes);
         if (CA)
           memcpy(&CountersNow, CA->host(W.Word0), sizeof(CountersNow));
       }

@@ -14,9 +14,6 @@
 
 namespace llvm::omp::target::plugin {
 struct GenericDeviceTy;
-} // namespace llvm::omp::target::plugin
-
-namespace kle {
 
 /// The slot pool's allocator over one plugin device: pinned slabs from
 /// dataAlloc(TARGET_ALLOC_HOST), counter blocks from GenericDeviceTy::allocate
@@ -43,6 +40,6 @@ private:
   bool KeepMemory = false;
 };
 
-} // namespace kle
+} // namespace llvm::omp::target::plugin
 
 #endif // OFFLOAD_PLUGINS_NEXTGEN_COMMON_KLEDEVICESLABALLOCATOR_H

@@ -19,9 +19,6 @@
 namespace llvm::omp::target::plugin {
 struct GenericDeviceTy;
 class DeviceImageTy;
-} // namespace llvm::omp::target::plugin
-
-namespace kle {
 
 /// Does nvptx \p Image (ELF64, EM_CUDA) hold a cross-team reduction kernel
 /// whose text, or a callee's (through call relocations), has no relocation
@@ -50,6 +47,6 @@ private:
   std::atomic<const ImageTy *> LastNo = nullptr;
 };
 
-} // namespace kle
+} // namespace llvm::omp::target::plugin
 
 #endif // OFFLOAD_PLUGINS_NEXTGEN_COMMON_KLEIMAGEABI_H

@@ -22,9 +22,6 @@
 namespace llvm::omp::target::plugin {
 struct GenericDeviceTy;
 struct AsyncInfoWrapperTy;
-} // namespace llvm::omp::target::plugin
-
-namespace kle {
 
 /// The teams-reduction buffers slots keep between launches, within a bound
 /// (docs/DESIGN.md, "Reduction buffers"). Per device. Thread-safe: get() and
@@ -69,6 +66,6 @@ private:
   uint64_t PeakBytes = 0;                ///< Its maximum (Mutex).
 };
 
-} // namespace kle
+} // namespace llvm::omp::target::plugin
 
 #endif // OFFLOAD_PLUGINS_NEXTGEN_COMMON_KLESLOTBUFFERS_H

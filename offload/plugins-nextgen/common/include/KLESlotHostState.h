@@ -17,7 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace kle {
+namespace llvm::omp::target::plugin {
 
 /// A slot's pinned host bytes (KLESlotTy::HostPtr), zero when the slot is
 /// new. Only KLE reaches the device; the rest is host state kept from one
@@ -46,6 +46,6 @@ inline KLESlotHostStateTy &hostState(const KLESlotTy &Slot) {
   return *static_cast<KLESlotHostStateTy *>(Slot.HostPtr);
 }
 
-} // namespace kle
+} // namespace llvm::omp::target::plugin
 
 #endif // OFFLOAD_PLUGINS_NEXTGEN_COMMON_KLESLOTHOSTSTATE_H

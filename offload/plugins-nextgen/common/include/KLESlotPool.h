@@ -28,7 +28,7 @@
 #include <memory>
 #include <mutex>
 
-namespace kle {
+namespace llvm::omp::target::plugin {
 
 /// Why a launch with a KLE takes upstream's copy path instead of a slot.
 enum class KLEFallbackReasonTy : uint8_t {
@@ -208,6 +208,6 @@ private:
   uint32_t NextBackoff;
 };
 
-} // namespace kle
+} // namespace llvm::omp::target::plugin
 
 #endif // KLE_OFFLOAD_PLUGINS_COMMON_KLESLOTPOOL_H

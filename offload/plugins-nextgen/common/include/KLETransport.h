@@ -44,7 +44,7 @@ llvm::StringRef toString(KLETransportKindTy Kind);
 struct KLELaunchTy {
   KLETransportKindTy Kind = KLETransportKindTy::Copy;
   /// The slot this launch reads; invalid for copy and without a KLE.
-  kle::KLESlotTy Slot;
+  KLESlotTy Slot;
   /// A write into the slot was queued: it waits for the queue regardless.
   bool WroteSlot = false;
   bool HasKLE = false; ///< The kernel has a cross-team reduction.
@@ -54,7 +54,7 @@ struct KLELaunchTy {
 struct KLETransportStatsTy {
   /// Launches with a KLE, indexed by the transport actually used.
   std::array<uint64_t, KLENumTransportKinds> Launches = {};
-  kle::KLESlotPoolStatsTy Pool;
+  KLESlotPoolStatsTy Pool;
   /// Host ns (steady clock) in prepare(), finish() and
   /// recycleCompletedQueue() for launches with a KLE; 0 unless
   /// LIBOMPTARGET_KLE_STATS=1.
@@ -123,7 +123,7 @@ private:
   /// Attach \p Slot to the async info for recycleCompletedQueue(), as
   /// AsyncInfoWrapperTy::freeAllocationAfterSynchronization does.
   void recycleAfterSynchronization(AsyncInfoWrapperTy &AsyncInfoWrapper,
-                                   const kle::KLESlotTy &Slot);
+                                   const KLESlotTy &Slot);
 
   // The per-kind paths (KLETransportPaths.cpp). Each sets Launch.Kind and
   // counts the launch; on an error, a transfer may already be queued.
@@ -132,7 +132,7 @@ private:
   /// one host-to-device copy.
   llvm::Expected<KernelLaunchEnvironmentTy *>
   prepareCopy(KLELaunchTy &Launch, AsyncInfoWrapperTy &AsyncInfoWrapper,
-              void *ReductionBuffer, const kle::KLESlotTy *Staging);
+              void *ReductionBuffer, const KLESlotTy *Staging);
   /// Zerocopy: the KLE in the pinned slot, counters in its device block
   /// (zeroed on the launch's queue at the slot's first use).
   llvm::Expected<KernelLaunchEnvironmentTy *>
@@ -156,10 +156,10 @@ private:
   bool StagedSupported = false;
   /// LIBOMPTARGET_KLE_STATS=1: time the KLE path into PathNs.
   bool TimePath = false;
-  kle::KLEDeviceSlabAllocatorTy SlabAllocator; ///< Outlives Pool.
-  std::unique_ptr<kle::KLESlotPoolTy> Pool;
-  kle::KLESlotBufferCacheTy SlotBuffers;
-  kle::KLEImageABICacheTy ImageABI;
+  KLEDeviceSlabAllocatorTy SlabAllocator; ///< Outlives Pool.
+  std::unique_ptr<KLESlotPoolTy> Pool;
+  KLESlotBufferCacheTy SlotBuffers;
+  KLEImageABICacheTy ImageABI;
   std::array<std::atomic<uint64_t>, KLENumTransportKinds> Launches = {};
   std::atomic<uint64_t> ResidentWrites = 0;
   std::atomic<uint64_t> PathNs = 0;

@@ -77,7 +77,7 @@ struct KLETransportChoiceTy {
   KLETransportKindTy Kind = KLETransportKindTy::Copy;
   /// Set when \p Want had to give way (always to copy); the caller counts it
   /// with KLESlotPoolTy::noteFallback().
-  std::optional<kle::KLEFallbackReasonTy> Fallback;
+  std::optional<KLEFallbackReasonTy> Fallback;
 };
 
 /// Decide one launch's transport, for a kernel that has a KLE (a cross-team
@@ -98,7 +98,7 @@ inline KLETransportChoiceTy
 chooseKLETransport(KLETransportKindTy Want, KLERecordReplayTy RecordReplay,
                    bool ZeroCopySupported, bool StagedSupported,
                    llvm::function_ref<bool()> ImageSpeaksForkABI) {
-  using Reason = kle::KLEFallbackReasonTy;
+  using Reason = KLEFallbackReasonTy;
   auto FallBack = [](Reason Why) {
     return KLETransportChoiceTy{KLETransportKindTy::Copy, Why};
   };

@@ -35,7 +35,7 @@
 #include <mutex>
 #include <thread>
 
-namespace kle {
+namespace llvm::omp::target::plugin {
 
 /// The CUDA plugin's default busy-wait budget, microseconds
 /// (LIBOMPTARGET_CUDA_STREAM_BUSYWAIT; docs/DESIGN.md says why).
@@ -271,6 +271,6 @@ inline void reportCopyBack(int DeviceId, KLECopyBackTy &C) {
                (unsigned long long)S.SlabBytes);
 }
 
-} // namespace kle
+} // namespace llvm::omp::target::plugin
 
 #endif // OFFLOAD_PLUGINS_NEXTGEN_COMMON_KLEWAIT_H

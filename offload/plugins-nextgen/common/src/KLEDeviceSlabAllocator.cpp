@@ -14,17 +14,17 @@
 using namespace llvm;
 using namespace llvm::omp::target::plugin;
 
-Expected<void *> kle::KLEDeviceSlabAllocatorTy::allocatePinned(size_t Size) {
+Expected<void *> KLEDeviceSlabAllocatorTy::allocatePinned(size_t Size) {
   return Device.dataAlloc(Size, /*HostPtr=*/nullptr, TARGET_ALLOC_HOST);
 }
 
-Error kle::KLEDeviceSlabAllocatorTy::freePinned(void *HostPtr) {
+Error KLEDeviceSlabAllocatorTy::freePinned(void *HostPtr) {
   if (KeepMemory)
     return Error::success();
   return Device.dataDelete(HostPtr, TARGET_ALLOC_HOST);
 }
 
-Expected<void *> kle::KLEDeviceSlabAllocatorTy::allocateDevice(size_t Size) {
+Expected<void *> KLEDeviceSlabAllocatorTy::allocateDevice(size_t Size) {
   auto PtrOrErr =
       Device.allocate(Size, /*HostPtr=*/nullptr, TARGET_ALLOC_DEVICE);
   if (!PtrOrErr)
@@ -35,7 +35,7 @@ Expected<void *> kle::KLEDeviceSlabAllocatorTy::allocateDevice(size_t Size) {
   return *PtrOrErr;
 }
 
-Error kle::KLEDeviceSlabAllocatorTy::freeDevice(void *DevPtr) {
+Error KLEDeviceSlabAllocatorTy::freeDevice(void *DevPtr) {
   if (KeepMemory)
     return Error::success();
   return Device.free(DevPtr, TARGET_ALLOC_DEVICE);

@@ -58,7 +58,7 @@ struct CallGraphTy {
   }
 
   /// Does the code of text section \p Start, or of a function it calls
-  /// (without -O2 the DeviceRTL's kle::initTeam is not inlined into the
+  /// (without -O2 the DeviceRTL's initTeam is not inlined into the
   /// kernel), load the ABI global?
   bool reachesGlobal(uint64_t Start) const {
     SmallVector<uint64_t, 16> Work = {Start};
@@ -113,7 +113,8 @@ readKernelEnvironment(const object::ELF64LEObjectFile &Obj,
 }
 } // namespace
 
-bool kle::imageHasStockReductionKernel(MemoryBufferRef Image) {
+bool llvm::omp::target::plugin::imageHasStockReductionKernel(
+    MemoryBufferRef Image) {
   std::optional<object::ELF64LEObjectFile> Obj =
       expectedToOptional(object::ELF64LEObjectFile::create(Image));
   if (!Obj || Obj->getELFFile().getHeader().e_machine != ELF::EM_CUDA)

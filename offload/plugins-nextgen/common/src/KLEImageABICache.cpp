@@ -20,7 +20,7 @@ static bool askImage(GenericDeviceTy &Device, DeviceImageTy &Image) {
   GenericGlobalHandlerTy &Handler = Device.Plugin.getGlobalHandler();
   if (!Handler.isSymbolInImage(Device, Image, KLE_ABI_VERSION_SYMBOL))
     return false;
-  if (kle::imageHasStockReductionKernel(Image.getMemoryBuffer()))
+  if (imageHasStockReductionKernel(Image.getMemoryBuffer()))
     return false; // not provable for every kernel: the upstream layout
   uint32_t Version = 0;
   GlobalTy Global(KLE_ABI_VERSION_SYMBOL, sizeof(Version), &Version);
@@ -31,8 +31,8 @@ static bool askImage(GenericDeviceTy &Device, DeviceImageTy &Image) {
   return Version == KLE_ABI_VERSION;
 }
 
-bool kle::KLEImageABICacheTy::speaksForkABI(GenericDeviceTy &Device,
-                                            DeviceImageTy &Image) {
+bool KLEImageABICacheTy::speaksForkABI(GenericDeviceTy &Device,
+                                       DeviceImageTy &Image) {
   if (LastYes.load(std::memory_order_acquire) == &Image)
     return true;
   if (LastNo.load(std::memory_order_acquire) == &Image)
@@ -46,7 +46,7 @@ bool kle::KLEImageABICacheTy::speaksForkABI(GenericDeviceTy &Device,
   return It->second;
 }
 
-void kle::KLEImageABICacheTy::forget(const DeviceImageTy &Image) {
+void KLEImageABICacheTy::forget(const DeviceImageTy &Image) {
   std::lock_guard<std::mutex> Lock(Mutex);
   Answers.erase(&Image);
   for (auto *Last : {&LastYes, &LastNo}) {

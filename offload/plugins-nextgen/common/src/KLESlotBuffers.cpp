@@ -17,7 +17,6 @@
 
 using namespace llvm;
 using namespace llvm::omp::target::plugin;
-using namespace kle;
 
 Expected<void *> KLESlotBufferCacheTy::get(const KLESlotTy *Slot,
                                            uint64_t Bytes,

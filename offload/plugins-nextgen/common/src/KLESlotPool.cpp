@@ -18,7 +18,7 @@
 
 using namespace llvm;
 
-namespace kle {
+namespace llvm::omp::target::plugin {
 
 static_assert(KLENumFallbackReasons ==
                   static_cast<size_t>(KLEFallbackReasonTy::TransportDisabled) +
@@ -367,4 +367,4 @@ KLESlotPoolStatsTy KLESlotPoolTy::getStats() const {
   return S;
 }
 
-} // namespace kle
+} // namespace llvm::omp::target::plugin

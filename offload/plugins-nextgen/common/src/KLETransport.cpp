@@ -110,11 +110,11 @@ Error KLETransportTy::init() {
                                     ZeroCopySupported, StagedSupported);
   Kind.store(DefaultKind, std::memory_order_relaxed);
 
-  kle::KLESlotPoolConfigTy Config;
+  KLESlotPoolConfigTy Config;
   // Unset: the pool's default cap.
   if (uint64_t MaxSlots = readInteger(
           MaxSlotsWarned, "LIBOMPTARGET_KLE_MAX_SLOTS", 0, 1,
-          kle::KLESlotPoolTy::MaxSlotsLimit, "an integer from 1 to 16777216"))
+          KLESlotPoolTy::MaxSlotsLimit, "an integer from 1 to 16777216"))
     Config.MaxSlots = static_cast<uint32_t>(MaxSlots);
 
   constexpr uint64_t BytesCap = uint64_t(1) << 40;
@@ -127,7 +127,7 @@ Error KLETransportTy::init() {
                   64 * 1024, 0, BytesCap, BytesValid);
   SlotBuffers.setLimits(BufferLimit, BufferTotal);
 
-  auto PoolOrErr = kle::KLESlotPoolTy::create(SlabAllocator, Config);
+  auto PoolOrErr = KLESlotPoolTy::create(SlabAllocator, Config);
   if (!PoolOrErr)
     return PoolOrErr.takeError();
   Pool = std::move(*PoolOrErr);
@@ -173,7 +173,7 @@ void KLETransportTy::deinit() {
   for (uint64_t N : Stats.Launches)
     Total += N;
   if (Print && (Total || Stats.Pool.SlabsAllocated)) {
-    const kle::KLESlotPoolStatsTy &P = Stats.Pool;
+    const KLESlotPoolStatsTy &P = Stats.Pool;
     fprintf(stderr, "omptarget KLE stats: device %d: launches",
             Device.getDeviceId());
     for (size_t K = 0; K < KLENumTransportKinds; ++K)
@@ -181,9 +181,9 @@ void KLETransportTy::deinit() {
               toString(static_cast<KLETransportKindTy>(K)).data(),
               Stats.Launches[K]);
     fprintf(stderr, "; fallbacks");
-    for (size_t R = 0; R < kle::KLENumFallbackReasons; ++R)
+    for (size_t R = 0; R < KLENumFallbackReasons; ++R)
       fprintf(stderr, " %s=%" PRIu64,
-              kle::toString(static_cast<kle::KLEFallbackReasonTy>(R)).data(),
+              toString(static_cast<KLEFallbackReasonTy>(R)).data(),
               P.Fallbacks[R]);
     fprintf(stderr,
             "; slabs=%" PRIu64 " peak_slots_in_use=%" PRIu64
@@ -251,7 +251,7 @@ KLETransportTy::prepare(const GenericKernelTy &Kernel,
     // Nothing reads the slot yet.
     if (Launch.Slot.isValid())
       consumeError(Pool->recycle(Launch.Slot.Id));
-    Launch.Slot = kle::KLESlotTy();
+    Launch.Slot = KLESlotTy();
     return BufferOrErr.takeError();
   }
 
@@ -274,7 +274,7 @@ KLETransportTy::prepare(const GenericKernelTy &Kernel,
   // the slot then waits for the queue like a launched one.
   if (!KLEOrErr && Launch.Slot.isValid()) {
     recycleAfterSynchronization(AsyncInfoWrapper, Launch.Slot);
-    Launch.Slot = kle::KLESlotTy();
+    Launch.Slot = KLESlotTy();
   }
   return KLEOrErr;
 }
@@ -293,18 +293,18 @@ void KLETransportTy::finish(KLELaunchTy &Launch,
     consumeError(Pool->recycle(Launch.Slot.Id)); // nothing reads it
   else
     recycleAfterSynchronization(AsyncInfoWrapper, Launch.Slot);
-  Launch.Slot = kle::KLESlotTy();
+  Launch.Slot = KLESlotTy();
 }
 
 void KLETransportTy::recycleAfterSynchronization(
-    AsyncInfoWrapperTy &AsyncInfoWrapper, const kle::KLESlotTy &Slot) {
+    AsyncInfoWrapperTy &AsyncInfoWrapper, const KLESlotTy &Slot) {
   // The first slot of a queue goes into the async info's lock-free word (one
   // launch per queue until it completes: no lock on the launch path); further
   // slots go to KLESlotIds under its mutex. acq_rel pairs with
   // recycleCompletedQueue()'s exchange, so the thread that recycles the slot
   // has seen this one's writes.
   __tgt_async_info &AsyncInfo = *AsyncInfoWrapper;
-  uint64_t None = kle::KLESlotTy::InvalidId;
+  uint64_t None = KLESlotTy::InvalidId;
   if (!AsyncInfo.KLESlotId.compare_exchange_strong(None, Slot.Id,
                                                    std::memory_order_acq_rel)) {
     std::lock_guard<std::mutex> Lock(AsyncInfo.Mutex);
@@ -315,8 +315,8 @@ void KLETransportTy::recycleAfterSynchronization(
 Error KLETransportTy::recycleCompletedQueue(__tgt_async_info &AsyncInfo) {
   // The caller holds AsyncInfo.Mutex, so KLESlotIds is read in place.
   const uint64_t First = AsyncInfo.KLESlotId.exchange(
-      kle::KLESlotTy::InvalidId, std::memory_order_acq_rel);
-  if (First == kle::KLESlotTy::InvalidId && AsyncInfo.KLESlotIds.empty())
+      KLESlotTy::InvalidId, std::memory_order_acq_rel);
+  if (First == KLESlotTy::InvalidId && AsyncInfo.KLESlotIds.empty())
     return Error::success();
   Error Result = Error::success();
   // After deinit the slabs are gone: a late synchronize has nothing to give.
@@ -324,7 +324,7 @@ Error KLETransportTy::recycleCompletedQueue(__tgt_async_info &AsyncInfo) {
     PathTimerTy Timer(TimePath, PathNs);
     for (uint64_t Id : AsyncInfo.KLESlotIds)
       Result = joinErrors(std::move(Result), Pool->recycle(Id));
-    if (First != kle::KLESlotTy::InvalidId)
+    if (First != KLESlotTy::InvalidId)
       Result = joinErrors(std::move(Result), Pool->recycle(First));
   }
   AsyncInfo.KLESlotIds.clear();

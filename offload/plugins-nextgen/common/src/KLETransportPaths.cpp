@@ -28,8 +28,7 @@ using namespace llvm::omp::target::plugin;
 Expected<KernelLaunchEnvironmentTy *>
 KLETransportTy::prepareCopy(KLELaunchTy &Launch,
                             AsyncInfoWrapperTy &AsyncInfoWrapper,
-                            void *ReductionBuffer,
-                            const kle::KLESlotTy *Staging) {
+                            void *ReductionBuffer, const KLESlotTy *Staging) {
   auto AllocOrErr = Device.dataAlloc(sizeof(KernelLaunchEnvironmentTy),
                                      /*HostPtr=*/nullptr,
                                      TargetAllocTy::TARGET_ALLOC_DEVICE);
@@ -40,7 +39,7 @@ KLETransportTy::prepareCopy(KLELaunchTy &Launch,
   // Upstream layout: counters zero and in the (device) KLE itself.
   KernelLaunchEnvironmentTy *Source;
   if (Staging) {
-    Source = &kle::hostState(*Staging).KLE;
+    Source = &hostState(*Staging).KLE;
     Launch.Kind = KLETransportKindTy::Staged;
   } else {
     // A stable address until the transfer is done, as upstream.
@@ -76,8 +75,8 @@ Expected<KernelLaunchEnvironmentTy *>
 KLETransportTy::prepareZeroCopy(KLELaunchTy &Launch,
                                 AsyncInfoWrapperTy &AsyncInfoWrapper,
                                 void *ReductionBuffer) {
-  const kle::KLESlotTy &Slot = Launch.Slot;
-  kle::KLESlotHostStateTy &State = kle::hostState(Slot);
+  const KLESlotTy &Slot = Launch.Slot;
+  KLESlotHostStateTy &State = hostState(Slot);
   // The counters are zero at the kernel's start: zeroed on this queue ahead
   // of it at the slot's first use, and reset by the last team of every
   // launch since.
@@ -87,12 +86,11 @@ KLETransportTy::prepareZeroCopy(KLELaunchTy &Launch,
          "KLE transport=zerocopy counters=" DPxMOD " zeroed (first use)\n",
          DPxPTR(Slot.DeviceCounters));
     if (Error Err = Device.dataSubmit(Slot.DeviceCounters, State.Zeros,
-                                      kle::KLECounterBytes, AsyncInfoWrapper))
+                                      KLECounterBytes, AsyncInfoWrapper))
       return std::move(Err);
     State.CountersZeroed = 1;
   }
-  kle::encodeDeviceCountersKLE(&State.KLE, ReductionBuffer,
-                               Slot.DeviceCounters);
+  encodeDeviceCountersKLE(&State.KLE, ReductionBuffer, Slot.DeviceCounters);
   Launch.Kind = KLETransportKindTy::ZeroCopy;
   count(Launch.Kind);
   INFO(OMP_INFOTYPE_DATA_TRANSFER, Device.getDeviceId(),
@@ -102,16 +100,15 @@ KLETransportTy::prepareZeroCopy(KLELaunchTy &Launch,
        DPxPTR(ReductionBuffer));
   // Pinned slots are device-accessible at their host address; the flag tells
   // the DeviceRTL that the KLE is in host memory (Shared/KLEAbi.h).
-  return static_cast<KernelLaunchEnvironmentTy *>(
-      kle::flagHostKLE(Slot.HostPtr));
+  return static_cast<KernelLaunchEnvironmentTy *>(flagHostKLE(Slot.HostPtr));
 }
 
 Expected<KernelLaunchEnvironmentTy *>
 KLETransportTy::prepareResident(KLELaunchTy &Launch,
                                 AsyncInfoWrapperTy &AsyncInfoWrapper,
                                 void *ReductionBuffer) {
-  const kle::KLESlotTy &Slot = Launch.Slot;
-  kle::KLESlotHostStateTy &State = kle::hostState(Slot);
+  const KLESlotTy &Slot = Launch.Slot;
+  KLESlotHostStateTy &State = hostState(Slot);
   // The device block (CounterBlockSize >= 16 bytes) holds the whole KLE. Its
   // first write puts the counters there as zero; the last team of every
   // teams reduction leaves them zero, so afterwards only ReductionBuffer can
