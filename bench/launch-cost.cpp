@@ -5,35 +5,17 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// A plain program for counting the host's work per target region, the same
-// binary run against the fork's or stock LLVM's libraries (`bench/klebench.py
-// launch-cost`: instructions under callgrind, latency from interleaved
-// pairs of processes; test/host/launch_path_calls.test):
+// Host work per target region without a benchmark framework, run against
+// the fork's or stock LLVM's libraries (`klebench.py launch-cost`):
 //
-//   launch-cost KIND N [SAMPLES [floor]]
-//   launch-cost floor N [SAMPLES]
-//   launch-cost devices     (prints "<device number> <uid>" per device)
+//   launch-cost KIND N [SAMPLES [floor]] | floor N [SAMPLES] | devices
 //
-// KIND: reduction (one 1-team target region with a cross-team reduction and a
-// tofrom map, completed before the next: the launch that carries a KLE),
-// baseline (the same region without the reduction: no KLE); reduction:T and
-// baseline:T run T teams (1 to 65536) instead, and a suffix @P (2 to 64) runs
-// them from P host threads at once, each N regions (figures per region of one
-// thread: wall / N, and the process's CPU time / N); nowait (a
-// pipelined batch: N nowait regions, 8 teams, with a reduction, at most 64 in
-// flight, then a taskwait). One region runs first, outside the count, so
-// device and image initialisation are start-up. With SAMPLES, the N regions
-// run SAMPLES times and each batch's steady-clock time per region (ns) is
-// printed, one line "ns_per_region <value>" each, then the process's CPU
-// time per region (getrusage, every thread), "cpu_ns_per_region <value>".
-// With "floor", each sample also runs the same work through the CUDA driver
-// directly (kle-floor.h: N synchronous regions, or for nowait a batch of N),
-// first or second in alternate samples, printing "floor_ns_per_region" and
-// "floor_cpu_ns_per_region" lines. KIND floor runs the floor's synchronous
-// region alone (no target region after the start-up one). Always prints a
-// checksum line. Device: KLE_BENCH_DEVICE, else the default device. Exit
-// status 2 on bad arguments, with one line when the floor cannot be opened
-// or fails.
+// KIND: reduction or baseline (a 1-team region with and without a KLE;
+// :T for T teams, @P from P host threads) or nowait (N nowait regions, then a
+// taskwait). After one start-up region, runs N regions (SAMPLES times,
+// printing ns_per_region and cpu_ns_per_region per sample); "floor" also
+// runs the same work through the driver (kle-floor.h), alternating which
+// goes first, printing floor_* lines. Exit status 2 on bad arguments.
 //
 //===----------------------------------------------------------------------===//
 
