@@ -1,11 +1,6 @@
-"""klebench.py plot: draw a compare run's kle-interleaved.json.
-
-  klebench.py plot <kle-interleaved.json> [-o out.png|.svg|.pdf]
-
-One panel per benchmark and measure of the paired differences: per unit, the
-median per-cycle difference to its reference with the 95% CI as a bar. The
-format follows -o's extension (none: PNG under that name; an unknown one is
-an error before anything is drawn); default kle-interleaved.png next to the
+"""klebench.py plot: draw a compare run's kle-interleaved.json, one panel per
+benchmark and measure of the paired differences with their 95% CIs, in the
+format of -o's extension (none: PNG); default kle-interleaved.png next to the
 JSON. Errors are one line, exit status 2.
 """
 import argparse
@@ -75,7 +70,6 @@ def main(argv):
     out = a.output or os.path.join(os.path.dirname(os.path.abspath(a.json)),
                                    "kle-interleaved.png")
     plt, transforms = common.require(_matplotlib, ["matplotlib"], common.PROG)
-    # Without an extension: PNG under that name (savefig would add ".png").
     ext = os.path.splitext(out)[1][1:].lower()
     formats = plt.gcf().canvas.get_supported_filetypes()
     plt.close("all")
