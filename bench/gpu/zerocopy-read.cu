@@ -12,8 +12,8 @@
 //            distinct lines or distinct pages (latency, kernel time)
 //   cpasync  16 bytes from mapped host memory by cp.async (sm_80+)
 //
-// Usage: zerocopy-read [--reps N] [--only same|lines|pages] (--only: one
-// read16 launch, for ncu). Exit status 1 on a CUDA error or wrong bytes.
+// Usage: zerocopy-read [--only same|lines|pages] (--only: one read16 launch,
+// for ncu). Exit status 1 on a CUDA error or wrong bytes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -132,25 +132,17 @@ template <typename F> double kernelUs(int Reps, F Launch) {
 } // namespace
 
 int main(int argc, char **argv) {
-  int Reps = 200;
+  const int Reps = 200;
   const char *Only = nullptr;
   for (int I = 1; I < argc; ++I) {
-    if (!std::strcmp(argv[I], "--reps") && I + 1 < argc) {
-      char *End;
-      long N = std::strtol(argv[++I], &End, 10);
-      if (*End || N < 1 || N > 1000000) {
-        std::fprintf(stderr, "zerocopy-read: error: --reps wants 1 to 1000000, not \"%s\"\n", argv[I]);
-        return 2;
-      }
-      Reps = static_cast<int>(N);
-    } else if (!std::strcmp(argv[I], "--only") && I + 1 < argc) {
+    if (!std::strcmp(argv[I], "--only") && I + 1 < argc) {
       Only = argv[++I];
       if (std::strcmp(Only, "same") && std::strcmp(Only, "lines") && std::strcmp(Only, "pages")) {
         std::fprintf(stderr, "zerocopy-read: error: --only wants same, lines or pages, not \"%s\"\n", Only);
         return 2;
       }
     } else {
-      std::fprintf(stderr, "usage: zerocopy-read [--reps N] [--only same|lines|pages]\n");
+      std::fprintf(stderr, "usage: zerocopy-read [--only same|lines|pages]\n");
       return 2;
     }
   }
