@@ -66,7 +66,7 @@ struct TimerTy {
   std::mutex M;
   std::map<CUcontext, HoldTy> Holds;
   bool HoldUnavailable = false;
-  std::deque<PendingTy> Pending; // launch order
+  std::deque<SpanTy> Pending; // kernels (one pair each), launch order
   std::map<CUcontext, std::vector<CUevent>> Free; // events belong to a context
   std::deque<double> DoneMs;
   /// Per stream: the timed copies queued since its last kernel.
@@ -76,32 +76,38 @@ struct TimerTy {
   /// Copies are timed only from the first kle_kernel_timer_collect_spans.
   std::atomic<bool> SpansWanted{false};
 
-  // Moves finished spans (in order) to DoneSpanMs; never waits.
-  void harvestSpans() {
-    while (!PendingSpans.empty()) {
-      SpanTy &S = PendingSpans.front();
-      if (cuEventQuery(S.Pairs.back().second) == CUDA_ERROR_NOT_READY)
+  /// Recycles \p S's events but those of its last \p Keep pairs (a span's
+  /// last pair is its kernel's, recycled with the kernel).
+  void recycle(const SpanTy &S, size_t Keep = 1) {
+    for (size_t I = 0; I + Keep < S.Pairs.size(); ++I)
+      for (CUevent E : {S.Pairs[I].first, S.Pairs[I].second})
+        Free[S.Ctx].push_back(E);
+  }
+
+  /// Moves the finished entries of \p Q (in order) to \p Done; never waits.
+  void harvest(std::deque<SpanTy> &Q, std::deque<double> &Done, bool Spans) {
+    while (!Q.empty()) {
+      SpanTy &S = Q.front();
+      CUresult R = cuEventQuery(S.Pairs.back().second);
+      if (R == CUDA_ERROR_NOT_READY)
         return;
       double Sum = 0;
-      bool Ok = true;
+      bool Ok = Spans || R == CUDA_SUCCESS;
       for (auto &[B, E] : S.Pairs) {
         float Ms = 0;
-        Ok = Ok && cuEventSynchronize(E) == CUDA_SUCCESS &&
+        Ok = Ok && (!Spans || cuEventSynchronize(E) == CUDA_SUCCESS) &&
              cuEventElapsedTime(&Ms, B, E) == CUDA_SUCCESS;
         Sum += Ms;
       }
-      if (Ok) // else the span is lost
-        DoneSpanMs.push_back(Sum);
-      recycle(S);
-      PendingSpans.pop_front();
+      if (Ok) // else the time is lost
+        Done.push_back(Sum);
+      recycle(S, Spans ? 1 : 0);
+      Q.pop_front();
     }
   }
-  void recycle(SpanTy &S) {
-    // The kernel's pair is PendingTy's, recycled by harvest().
-    for (size_t I = 0; I + 1 < S.Pairs.size(); ++I) {
-      Free[S.Ctx].push_back(S.Pairs[I].first);
-      Free[S.Ctx].push_back(S.Pairs[I].second);
-    }
+  void harvestAll() { // spans first: harvest() recycles the kernels' events
+    harvest(PendingSpans, DoneSpanMs, /*Spans=*/true);
+    harvest(Pending, DoneMs, /*Spans=*/false);
   }
 
   CUevent event(CUcontext Ctx) {
@@ -115,23 +121,6 @@ struct TimerTy {
     if (cuEventCreate(&E, CU_EVENT_DEFAULT) != CUDA_SUCCESS)
       return nullptr;
     return E;
-  }
-
-  // Moves finished pairs (in order) to DoneMs; never waits.
-  void harvest() {
-    while (!Pending.empty()) {
-      PendingTy &P = Pending.front();
-      CUresult R = cuEventQuery(P.End);
-      if (R == CUDA_ERROR_NOT_READY)
-        return;
-      float Ms = 0;
-      if (R == CUDA_SUCCESS && // else the time is lost
-          cuEventElapsedTime(&Ms, P.Start, P.End) == CUDA_SUCCESS)
-        DoneMs.push_back(Ms);
-      Free[P.Ctx].push_back(P.Start);
-      Free[P.Ctx].push_back(P.End);
-      Pending.pop_front();
-    }
   }
 };
 
@@ -201,7 +190,7 @@ cuLaunchKernel(CUfunction F, unsigned GX, unsigned GY, unsigned GZ,
   if (Open != T.OpenSpans.end())
     T.OpenSpans.erase(Open);
   if (Timed && T.SpansWanted.load(std::memory_order_relaxed)) {
-    // The span's last pair is the kernel's own (harvested before harvest()).
+    // The span's last pair is the kernel's own (harvestAll: spans first).
     S.Ctx = P.Ctx;
     S.Pairs.push_back({P.Start, P.End});
     T.PendingSpans.push_back(std::move(S));
@@ -209,9 +198,8 @@ cuLaunchKernel(CUfunction F, unsigned GX, unsigned GY, unsigned GZ,
     T.recycle(S);
   }
   if (Timed) {
-    T.Pending.push_back(P);
-    T.harvestSpans();
-    T.harvest();
+    T.Pending.push_back({P.Ctx, {{P.Start, P.End}}});
+    T.harvestAll();
   } else {
     for (CUevent E : {P.Start, P.End})
       if (E)
@@ -269,19 +257,14 @@ size_t collect(double *Ms, size_t Max, int Wait, bool Spans) {
     std::vector<CUevent> Ends;
     {
       std::lock_guard<std::mutex> L(T.M);
-      if (Spans)
-        for (const SpanTy &S : T.PendingSpans)
-          Ends.push_back(S.Pairs.back().second);
-      else
-        for (const PendingTy &P : T.Pending)
-          Ends.push_back(P.End);
+      for (const SpanTy &S : Spans ? T.PendingSpans : T.Pending)
+        Ends.push_back(S.Pairs.back().second);
     }
     for (CUevent E : Ends)
       cuEventSynchronize(E);
   }
   std::lock_guard<std::mutex> L(T.M);
-  T.harvestSpans(); // before harvest() recycles the kernels' events
-  T.harvest();
+  T.harvestAll();
   std::deque<double> &Done = Spans ? T.DoneSpanMs : T.DoneMs;
   size_t N = 0;
   for (; N < Max && !Done.empty(); Done.pop_front())
