@@ -58,6 +58,11 @@ def die(prog, msg, code=1):
     sys.exit(code)
 
 
+def fail(msg, code=1):
+    """die() under the running command's name."""
+    die(PROG, msg, code)
+
+
 def git_revision():
     """$KLE_GIT_REV (the GPU bundle sets it), else this checkout's short HEAD."""
     try:

@@ -20,14 +20,11 @@ import sys
 import time
 
 from kle import common, stats
-from kle.common import run, list_devices, complaint, status, hms, TRANSPORTS, REPO
+from kle.common import (run, list_devices, complaint, status, hms, TRANSPORTS, REPO,
+                        fail as die)
 
 LONG_S = 3600  # plans estimated above this are refused without --force
 STANDIN_UID = "CUDA-" + "KLE-STANDIN".encode().hex()  # the stand-in's devices
-
-
-def die(msg, code=1):
-    common.die(common.PROG, msg, code)
 
 
 def note(msg):

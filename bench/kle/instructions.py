@@ -19,7 +19,7 @@ import tempfile
 import time
 
 from kle import common
-from kle.common import list_devices, complaint, TRANSPORTS, REPO
+from kle.common import list_devices, complaint, TRANSPORTS, REPO, fail as die
 
 # KLE code: namespace kle, the plugin's *KLE* names and
 # toString(KLETransportKindTy); not supportsZeroCopyKLE.
@@ -51,10 +51,6 @@ COUNTED_CALLS = (
     ("cuEventRecord", r"cuEventRecord"),
     ("cuStreamWaitEvent", r"cuStreamWaitEvent"),
 )
-
-
-def die(msg, code=1):
-    common.die(common.PROG, msg, code)
 
 
 def base(fn):  # without a --separate-callers context

@@ -19,11 +19,7 @@ import tempfile
 
 from kle import common, stats
 from kle import instructions as cg
-from kle.common import REPO
-
-
-def die(msg, code=1):
-    common.die(common.PROG, msg, code)
+from kle.common import REPO, fail as die
 
 
 def env_for(a, runtime, device, transport=None):
