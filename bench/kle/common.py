@@ -13,6 +13,7 @@ PROG = "klebench"  # the running command's name in messages (set by klebench.py)
 # The KLE transports in the order every tool shows them: the one list.
 TRANSPORTS = ("zerocopy", "resident", "staged", "copy")
 
+STANDIN_UID = "CUDA-" + "KLE-STANDIN".encode().hex()  # the stand-in's devices
 # The CUDA driver stand-in's exit report on stderr: never a complaint.
 STANDIN_REPORT = re.compile(r"^kle-standin: (live|peak|launches=|calls )")
 
@@ -224,6 +225,11 @@ def transports(text, prog):
             % ("unknown transport %r" % bad[0] if bad else "a transport named twice",
                ", ".join(TRANSPORTS)))
     return ts
+
+
+def natural_key(s):
+    """Sorts "teams:16" before "teams:132"."""
+    return [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", s) if p]
 
 
 def hms(s):

@@ -21,10 +21,9 @@ import time
 
 from kle import common, stats
 from kle.common import (run, list_devices, complaint, status, hms, TRANSPORTS, REPO,
-                        fail as die)
+                        STANDIN_UID, fail as die)
 
 LONG_S = 3600  # plans estimated above this are refused without --force
-STANDIN_UID = "CUDA-" + "KLE-STANDIN".encode().hex()  # the stand-in's devices
 
 
 def note(msg):
@@ -291,8 +290,7 @@ def ab(a):
                     samples.setdefault((name, t, b["run_name"]), []).append(us)
         note("round %d of %d done" % (rnd + 1, a.rounds))
     (na, _), (nb, _) = benches
-    names = sorted({k for (_, _, k) in samples}, key=lambda s: [
-        int(p) if p.isdigit() else p for p in re.split(r"(\d+)", s)])
+    names = sorted({k for (_, _, k) in samples}, key=common.natural_key)
     print("DeviceRTL A/B (%s, us, median of %d rounds x %d repetitions): %s / %s"
           % ("kernel-only" if timer else "per launch", a.rounds, a.repetitions, na, nb))
     print("%-56s %-9s %10s %10s %8s %18s" % ("benchmark", "transport", na, nb, "ratio", "95% CI"))

@@ -6,7 +6,6 @@ JSON. Errors are one line, exit status 2.
 import argparse
 import json
 import os
-import re
 
 from kle import common
 from kle.common import TRANSPORTS
@@ -24,11 +23,6 @@ def die(msg):
 class Parser(argparse.ArgumentParser):
     def error(self, message):
         die(message + " (usage: klebench.py plot <kle-interleaved.json> [-o out.png|.svg|.pdf])")
-
-
-def natural_key(s):
-    return [(0, int(p), "") if p.isdigit() else (1, 0, p)
-            for p in re.split(r"(\d+)", s) if p]
 
 
 def fmt_us(v):
@@ -79,7 +73,7 @@ def main(argv):
     for p in paired:
         p.setdefault("measure", "end_to_end")
     names = sorted({(p["benchmark"], p["measure"]) for p in paired},
-                   key=lambda k: (natural_key(k[0]), k[1]))
+                   key=lambda k: (common.natural_key(k[0]), k[1]))
     meta = data.get("meta") if isinstance(data.get("meta"), dict) else {}
     fig, axes = plt.subplots(len(names), 1, figsize=(11.5, 1.0 + 2.4 * len(names)),
                              squeeze=False)
