@@ -9,6 +9,7 @@ component and calls per launch. The stand-in's driver calls are its CPU
 emulation, not the real driver's cost.
 """
 import argparse
+import collections
 import os
 import platform
 import re
@@ -61,8 +62,9 @@ def parse(path):
     """(total Ir, {(object, fn): self Ir}, {(object, callee): calls},
     {fn: object}, {(caller, callee): [calls, inclusive Ir]}) of a callgrind
     file; --separate-callers contexts kept in fn_ob and edges."""
-    names = {}
-    self_ir, calls, fn_ob, edges = {}, {}, {}, {}
+    names, fn_ob = {}, {}
+    self_ir, calls = collections.Counter(), collections.Counter()
+    edges = collections.defaultdict(lambda: [0, 0])
 
     def name(kind, s):
         m = re.match(r"\((\d+)\)\s*(.*)$", s)
@@ -85,12 +87,12 @@ def parse(path):
                 costs = line.split()[npos:]
                 ir = int(costs[ir_col]) if ir_col < len(costs) else 0
                 if pending:  # the inclusive cost of a call
-                    e = edges.setdefault((fn, cfn), [0, 0])
+                    e = edges[fn, cfn]
                     e[0] += pending
                     e[1] += ir
                     pending = 0
                 else:
-                    self_ir[ob, base(fn)] = self_ir.get((ob, base(fn)), 0) + ir
+                    self_ir[ob, base(fn)] += ir
                 continue
             key, _, val = line.partition("=")
             if key in ("fn", "cfn", "jfn"):
@@ -107,8 +109,7 @@ def parse(path):
                 name("fl", val)
             elif key == "calls":
                 pending = int(val.split()[0])
-                k = (cob or ob, base(cfn))
-                calls[k] = calls.get(k, 0) + pending
+                calls[cob or ob, base(cfn)] += pending
                 cob = None
             elif line.startswith("events:"):
                 events = line.split(":", 1)[1].split()
