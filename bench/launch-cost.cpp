@@ -29,6 +29,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <tuple>
 
 namespace {
 
@@ -95,27 +96,22 @@ int main(int argc, char **argv) {
     return 0;
   }
   long N = 0, Samples = 0;
-  std::string KindArg = argc > 1 ? argv[1] : "";
+  // KIND[:TEAMS][@THREADS], the suffixes for reduction and baseline only.
+  std::string Kind = argc > 1 ? argv[1] : "";
   long Teams = 1, Threads = 1;
-  bool TeamsOk = true;
-  if (size_t At = KindArg.find('@'); At != std::string::npos) {
-    TeamsOk = parseCount(KindArg.c_str() + At + 1, Threads) && Threads >= 2 &&
-              Threads <= kle::FloorTy::MaxLanes;
-    KindArg.resize(At);
-    TeamsOk &= KindArg.rfind("reduction", 0) == 0 ||
-               KindArg.rfind("baseline", 0) == 0;
-  }
-  if (size_t Colon = KindArg.find(':'); Colon != std::string::npos) {
-    TeamsOk = TeamsOk && parseCount(KindArg.c_str() + Colon + 1, Teams) &&
-              Teams >= 1 && Teams <= 65536;
-    KindArg.resize(Colon);
-    TeamsOk &= KindArg == "reduction" || KindArg == "baseline";
-  }
-  const char *Kind = KindArg.c_str();
-  const bool FloorOnly = !std::strcmp(Kind, "floor");
-  bool Known = TeamsOk && (!std::strcmp(Kind, "reduction") ||
-                           !std::strcmp(Kind, "baseline") ||
-                           !std::strcmp(Kind, "nowait") || FloorOnly);
+  bool Known = true;
+  for (auto [Sep, Value, Min, Max] :
+       {std::tuple{'@', &Threads, 2L, long(kle::FloorTy::MaxLanes)},
+        std::tuple{':', &Teams, 1L, 65536L}})
+    if (size_t At = Kind.find(Sep); At != std::string::npos) {
+      Known &= parseCount(Kind.c_str() + At + 1, *Value) && *Value >= Min &&
+               *Value <= Max;
+      Kind.resize(At);
+      Known &= !Kind.rfind("reduction", 0) || !Kind.rfind("baseline", 0);
+    }
+  const bool FloorOnly = Kind == "floor";
+  Known &= Kind == "reduction" || Kind == "baseline" || Kind == "nowait" ||
+           FloorOnly;
   const bool WithFloor =
       FloorOnly || (argc == 5 && !std::strcmp(argv[4], "floor"));
   if (argc < 3 || argc > (FloorOnly ? 4 : 5) || !Known ||
@@ -226,6 +222,6 @@ int main(int argc, char **argv) {
       Region();
     }
   }
-  std::printf("%s regions done, checksum %ld\n", Kind, Sum);
+  std::printf("%s regions done, checksum %ld\n", Kind.c_str(), Sum);
   return 0;
 }

@@ -12,6 +12,7 @@ LLVM 22.1.8 (bench/launch-cost; stock's libraries from scripts/build-stock.sh).
 import argparse
 import glob
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -207,11 +208,8 @@ def main(argv):
         die("--launches wants N1,N2, not %r" % a.launches)
     if not 1 <= a.n1 < a.n2:  # N1 = 0 would count the one-time start-up
         die("--launches wants 1 <= N1 < N2, not %r" % a.launches)
-    kt, _, p = a.kind.partition("@")
-    k, _, t = kt.partition(":")
-    if k not in ("reduction", "baseline", "nowait") or (
-            ":" in a.kind and (k == "nowait" or not t.isdigit() or not 1 <= int(t) <= 65536)) or (
-            "@" in a.kind and (k == "nowait" or not p.isdigit() or not 2 <= int(p) <= 64)):
+    m = re.fullmatch(r"nowait|(?:reduction|baseline)(?::(\d+))?(?:@(\d+))?", a.kind)
+    if not m or not 1 <= int(m[1] or 1) <= 65536 or not 2 <= int(m[2] or 2) <= 64:
         die("--kind wants reduction[:TEAMS][@THREADS], baseline[:TEAMS][@THREADS] (1 to "
             "65536 teams, 2 to 64 host threads) or nowait, not %r" % a.kind)
     for name in ("repeat", "pairs", "regions", "samples"):
