@@ -5,25 +5,12 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Launch-latency benchmarks of the KLE transports (docs/BENCHMARKS.md).
-// Google Benchmark rows, the transport chosen per process with
-// LIBOMPTARGET_KLE_TRANSPORT:
-//   SyncReduction/teams:N        one target region with a cross-team
-//                                reduction (a KLE), launched and completed
-//   SyncBaseline/teams:N         the same kernel and map, no reduction: no KLE
-//   PipelinedReduction/launches:N  N nowait launches, then one taskwait
-//   KernelReduction/teams:N,     the kernel's own GPU time, registered only
-//   ReductionAfterWork/teams:N/work_ns:W  when bench/kernel-timer's
-//                                libcuda.so is loaded; each team of the
-//                                latter spins W ns (at KLE_BENCH_SM_GHZ,
-//                                default 1.98) before it reduces
-// Modes: --list-devices ("<number> <uid>" per device); --launches N (N
-// synchronous reductions); --interleave T,... [--cycles N] [--warmup N]
-// [--teams T,...] [--batch N] [--waits W,...] [--floor]: the transports
-// (KLEBenchSwitch.h), the no-KLE baseline and the floor (kle-floor.h) take
-// turns launch by launch in one process, printed as JSON samples for
-// `bench/klebench.py compare`; --switch-in-flight (a test). KLE_BENCH_DEVICE
-// picks the device (a number, or "gpu": the first that is not the host's).
+// Launch-latency benchmarks of the KLE transports (docs/BENCHMARKS.md):
+// Google Benchmark rows (SyncReduction, SyncBaseline, PipelinedReduction,
+// and with bench/kernel-timer KernelReduction, ReductionAfterWork), and the
+// modes --list-devices, --launches N, --interleave (the transports, the
+// no-KLE baseline and the floor in turns, as JSON for `klebench.py compare`)
+// and --switch-in-flight. KLE_BENCH_DEVICE: a device number, or "gpu".
 //
 //===----------------------------------------------------------------------===//
 
@@ -191,10 +178,7 @@ void PipelinedReduction(benchmark::State &State) {
   State.SetItemsProcessed(State.iterations() * N);
 }
 
-// bench/kernel-timer's collectors (kle_kernel_timer_collect: kernel times;
-// ..._spans: device spans), if its libcuda.so is the one the CUDA plugin
-// loaded: each moves up to Max times (ms) into Ms, Wait != 0 first waiting
-// for the pending launches.
+/// bench/kernel-timer's collector \p Name, if the plugin loaded its libcuda.so.
 using CollectFnTy = size_t (*)(double *Ms, size_t Max, int Wait);
 CollectFnTy timerFn(const char *Name) {
   void *F = dlsym(RTLD_DEFAULT, Name);
@@ -212,8 +196,7 @@ double drainTimer(CollectFnTy Collect) {
   return Sum;
 }
 
-/// Kernel-only timing of \p Launch: after a warm-up launch, each
-/// iteration's time is the sum of the kernel times recorded for it.
+/// Kernel-only timing: each iteration's time is its kernels' times.
 template <typename LaunchFnTy>
 void timeKernels(benchmark::State &State, CollectFnTy Collect,
                  LaunchFnTy Launch) {
@@ -256,8 +239,7 @@ double smGHz() {
   return GHz;
 }
 
-/// One iteration per team: its thread spins \p Cycles clock cycles, then
-/// adds to the cross-team reduction.
+/// Each team spins \p Cycles clock cycles, then reduces.
 [[gnu::noinline]] long workReductionLaunch(int Dev, int Teams, long Cycles) {
   long S = 0;
 #pragma omp target teams distribute parallel for device(Dev) num_teams(Teams) \
@@ -280,8 +262,7 @@ void ReductionAfterWork(benchmark::State &State, CollectFnTy Collect) {
 
 // --- Interleaved transports (--interleave) ---------------------------------
 
-/// kle-offload's benchmark-only hooks (KLEBenchSwitch.h); SetWait (the CUDA
-/// plugin's wait: busy-wait up to N us, -1 = the environment's) may be absent.
+/// The benchmark-only hooks (KLEBenchSwitch.h); SetWait may be absent.
 struct BenchHooksTy {
   int (*SetTransport)(const char *, char *, size_t);
   uint64_t (*PathNs)();
@@ -320,8 +301,8 @@ void switchTransport(const BenchHooksTy &H, const char *Name) {
          Err);
 }
 
-/// One unit of the rotation: a transport (or the baseline, Transport "")
-/// under one of the CUDA plugin's waits, or the floor.
+/// One unit of the rotation: a transport (baseline: "") under a wait, or
+/// the floor.
 struct UnitTy {
   std::string Name; // "resident", "resident/poll", "baseline", "floor"
   std::string Transport;
@@ -331,12 +312,8 @@ struct UnitTy {
 };
 
 /// --interleave: the units take turns launch by launch (pipelined: batch by
-/// batch) in the balanced order U1..Un, Un..U1, ...; one cycle is one pass.
-/// Prints JSON: per benchmark, one sample [cycle, unit, ns, path_ns, cpu_ns
-/// (, kernel_us, span_us with the kernel timer)] per launch (pipelined: per
-/// batch, per launch), path_ns being the host time in the KLE path
-/// (LIBOMPTARGET_KLE_STATS=1, set by main) and cpu_ns the process's CPU
-/// time; per unit, the KLE path ns and launches of the warm-up cycles.
+/// batch) in the order U1..Un, Un..U1, ...; prints JSON samples [cycle,
+/// unit, ns, path_ns, cpu_ns(, kernel_us, span_us)] per launch.
 int interleave(const std::vector<std::string> &Transports,
                const std::vector<long> &Teams, long Cycles, long Warmup,
                long Batch, std::vector<std::string> WaitList, bool WithFloor) {
@@ -352,8 +329,7 @@ int interleave(const std::vector<std::string> &Transports,
   const CollectFnTy Kernels = timerFn("kle_kernel_timer_collect");
   const CollectFnTy Spans = timerFn("kle_kernel_timer_collect_spans");
   const bool Timed = Kernels && Spans;
-  // Initialise the device before the first switch with a kernel that has no
-  // KLE, so that the pool's growth falls into the first transport's warm-up.
+  // Initialise the device without a KLE: pool growth falls into warm-up.
   baselineLaunch(Dev, 1);
   std::unique_ptr<kle::FloorTy> Floor;
   std::string Err;
@@ -477,9 +453,8 @@ int interleave(const std::vector<std::string> &Transports,
   return 0;
 }
 
-/// --switch-in-flight (test/transport): a switch must be refused while a
-/// nowait launch under resident holds its slot, and succeed after the
-/// taskwait. Exit status 0 only if both happened.
+/// --switch-in-flight: a switch is refused while a nowait launch holds its
+/// slot, and succeeds after the taskwait (exit status 0 only then).
 int switchInFlight() {
   const BenchHooksTy H = benchHooks();
   const int Dev = benchDevice();
@@ -495,9 +470,7 @@ int switchInFlight() {
     reduction(+ : S) map(tofrom : S) nowait
     for (int I = 0; I < LoopTrip; ++I)
       S += I;
-    // The helper thread takes the slot when it launches: poll (asking for
-    // resident changes nothing if granted) for up to 20 s, then ask for copy
-    // while the launch is still in flight.
+    // Poll until the launch holds its slot (up to 20 s), then ask for copy.
     auto End = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     while (!Refused && std::chrono::steady_clock::now() < End)
       Refused = H.SetTransport("resident", Err, sizeof(Err));
@@ -603,8 +576,8 @@ int main(int argc, char **argv) {
   }
   const bool InFlight = hasArg(argc, argv, "--switch-in-flight");
   if (InFlight || hasArg(argc, argv, "--interleave")) {
-    // The KLE path is timed only with LIBOMPTARGET_KLE_STATS=1, read when
-    // the runtime initialises (before main): re-execute with it set.
+    // The KLE path is timed only with LIBOMPTARGET_KLE_STATS=1, read before
+    // main: re-execute with it set.
     const char *Stats = std::getenv("LIBOMPTARGET_KLE_STATS");
     if (!Stats || std::strcmp(Stats, "1")) {
       setenv("LIBOMPTARGET_KLE_STATS", "1", /*overwrite=*/1);
@@ -615,8 +588,6 @@ int main(int argc, char **argv) {
     }
     return InFlight ? switchInFlight() : interleaveMain(argc, argv);
   }
-  // --launches N: N synchronous 1-team reductions (counted under callgrind
-  // by `klebench.py instructions`).
   for (int I = 1; I + 1 < argc; ++I)
     if (!std::strcmp(argv[I], "--launches")) {
       std::optional<long> N = parseCount(argv[I + 1], 0, 1L << 30);
@@ -634,8 +605,7 @@ int main(int argc, char **argv) {
   if (benchmark::ReportUnrecognizedArguments(argc, argv))
     return 1;
   const char *Uid = omp_get_uid_from_device(benchDevice());
-  // The devices are initialised now, so the plugin has loaded libcuda.so:
-  // register the kernel-only benchmarks if that is bench/kernel-timer's.
+  // The plugin has loaded libcuda.so: kernel-only rows if it is the timer.
   if (CollectFnTy Collect = timerFn("kle_kernel_timer_collect")) {
     smGHz(); // a bad KLE_BENCH_SM_GHZ stops the run before any benchmark
     teamCounts(benchmark::RegisterBenchmark("KernelReduction", KernelReduction,

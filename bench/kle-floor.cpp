@@ -5,11 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// See kle-floor.h. The driver is reached through dlsym on the library the
-// CUDA plugin loaded, under the versioned names the driver exports (no CUDA
-// header or driver stub is needed to build this file). KLE_FLOOR_CUBIN, set
-// by bench/CMakeLists.txt, is the path of kle-floor.cu's sm_90 cubin, which
-// is embedded here; without it the floor reports that it was not built.
+// See kle-floor.h. The driver is reached through dlsym (no CUDA header
+// needed); KLE_FLOOR_CUBIN (bench/CMakeLists.txt) is the embedded cubin.
 //
 //===----------------------------------------------------------------------===//
 
@@ -64,20 +61,15 @@ struct FloorTy::ApiTy {
 
 namespace {
 
-/// The driver's entry points, looked up once; nullptr and \p Err when the
-/// driver cannot be loaded or lacks one.
+/// The driver's entry points, looked up once; nullptr and \p Err if missing.
 const FloorTy::ApiTy *driverApi(std::string &Err) {
   static FloorTy::ApiTy Api;
   static std::string Missing = [] {
-    // The handle the CUDA plugin opened (DYNAMIC_CUDA_PATH "libcuda.so"),
-    // else the same names in the loader's order.
-    void *H = dlopen("libcuda.so", RTLD_LAZY | RTLD_NOLOAD);
-    if (!H)
-      H = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-    if (!H)
-      H = dlopen("libcuda.so", RTLD_LAZY);
-    if (!H)
-      H = dlopen("libcuda.so.1", RTLD_LAZY);
+    // The handle the CUDA plugin opened, else the same names loaded anew.
+    void *H = nullptr;
+    for (int Mode : {RTLD_LAZY | RTLD_NOLOAD, RTLD_LAZY})
+      for (const char *Name : {"libcuda.so", "libcuda.so.1"})
+        H = H ? H : dlopen(Name, Mode);
     if (!H)
       return std::string("no CUDA driver library (libcuda.so, libcuda.so.1) "
                          "could be loaded");

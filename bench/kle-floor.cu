@@ -5,11 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The work of kle-bench's no-reduction kernel (SyncBaseline) without the
-// OpenMP runtime: N loop iterations spread over the grid's threads, the
-// first writes 1 to *S. Built to an sm_90 cubin by nvcc and embedded into
-// kle-floor.cpp. The int comes first so that parameter 0 is not an 8-byte
-// pointer (the CUDA driver stand-in reads an 8-byte parameter 0 as dyn_ptr).
+// kle-bench's no-reduction kernel without the OpenMP runtime, for the floor.
+// The int comes first: the stand-in reads an 8-byte parameter 0 as dyn_ptr.
 //
 //===----------------------------------------------------------------------===//
 

@@ -5,35 +5,17 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// A plain program for counting the host's work per target region, the same
-// binary run against the fork's or stock LLVM's libraries (`bench/klebench.py
-// launch-cost`: instructions under callgrind, latency from interleaved
-// pairs of processes; test/host/launch_path_calls.test):
+// Host work per target region without a benchmark framework, run against
+// the fork's or stock LLVM's libraries (`klebench.py launch-cost`):
 //
-//   launch-cost KIND N [SAMPLES [floor]]
-//   launch-cost floor N [SAMPLES]
-//   launch-cost devices     (prints "<device number> <uid>" per device)
+//   launch-cost KIND N [SAMPLES [floor]] | floor N [SAMPLES] | devices
 //
-// KIND: reduction (one 1-team target region with a cross-team reduction and a
-// tofrom map, completed before the next: the launch that carries a KLE),
-// baseline (the same region without the reduction: no KLE); reduction:T and
-// baseline:T run T teams (1 to 65536) instead, and a suffix @P (2 to 64) runs
-// them from P host threads at once, each N regions (figures per region of one
-// thread: wall / N, and the process's CPU time / N); nowait (a
-// pipelined batch: N nowait regions, 8 teams, with a reduction, at most 64 in
-// flight, then a taskwait). One region runs first, outside the count, so
-// device and image initialisation are start-up. With SAMPLES, the N regions
-// run SAMPLES times and each batch's steady-clock time per region (ns) is
-// printed, one line "ns_per_region <value>" each, then the process's CPU
-// time per region (getrusage, every thread), "cpu_ns_per_region <value>".
-// With "floor", each sample also runs the same work through the CUDA driver
-// directly (kle-floor.h: N synchronous regions, or for nowait a batch of N),
-// first or second in alternate samples, printing "floor_ns_per_region" and
-// "floor_cpu_ns_per_region" lines. KIND floor runs the floor's synchronous
-// region alone (no target region after the start-up one). Always prints a
-// checksum line. Device: KLE_BENCH_DEVICE, else the default device. Exit
-// status 2 on bad arguments, with one line when the floor cannot be opened
-// or fails.
+// KIND: reduction or baseline (a 1-team region with and without a KLE;
+// :T for T teams, @P from P host threads) or nowait (N nowait regions, then a
+// taskwait). After one start-up region, runs N regions (SAMPLES times,
+// printing ns_per_region and cpu_ns_per_region per sample); "floor" also
+// runs the same work through the driver (kle-floor.h), alternating which
+// goes first, printing floor_* lines. Exit status 2 on bad arguments.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,6 +29,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <tuple>
 
 namespace {
 
@@ -113,27 +96,22 @@ int main(int argc, char **argv) {
     return 0;
   }
   long N = 0, Samples = 0;
-  std::string KindArg = argc > 1 ? argv[1] : "";
+  // KIND[:TEAMS][@THREADS], the suffixes for reduction and baseline only.
+  std::string Kind = argc > 1 ? argv[1] : "";
   long Teams = 1, Threads = 1;
-  bool TeamsOk = true;
-  if (size_t At = KindArg.find('@'); At != std::string::npos) {
-    TeamsOk = parseCount(KindArg.c_str() + At + 1, Threads) && Threads >= 2 &&
-              Threads <= kle::FloorTy::MaxLanes;
-    KindArg.resize(At);
-    TeamsOk &= KindArg.rfind("reduction", 0) == 0 ||
-               KindArg.rfind("baseline", 0) == 0;
-  }
-  if (size_t Colon = KindArg.find(':'); Colon != std::string::npos) {
-    TeamsOk = TeamsOk && parseCount(KindArg.c_str() + Colon + 1, Teams) &&
-              Teams >= 1 && Teams <= 65536;
-    KindArg.resize(Colon);
-    TeamsOk &= KindArg == "reduction" || KindArg == "baseline";
-  }
-  const char *Kind = KindArg.c_str();
-  const bool FloorOnly = !std::strcmp(Kind, "floor");
-  bool Known = TeamsOk && (!std::strcmp(Kind, "reduction") ||
-                           !std::strcmp(Kind, "baseline") ||
-                           !std::strcmp(Kind, "nowait") || FloorOnly);
+  bool Known = true;
+  for (auto [Sep, Value, Min, Max] :
+       {std::tuple{'@', &Threads, 2L, long(kle::FloorTy::MaxLanes)},
+        std::tuple{':', &Teams, 1L, 65536L}})
+    if (size_t At = Kind.find(Sep); At != std::string::npos) {
+      Known &= parseCount(Kind.c_str() + At + 1, *Value) && *Value >= Min &&
+               *Value <= Max;
+      Kind.resize(At);
+      Known &= !Kind.rfind("reduction", 0) || !Kind.rfind("baseline", 0);
+    }
+  const bool FloorOnly = Kind == "floor";
+  Known &= Kind == "reduction" || Kind == "baseline" || Kind == "nowait" ||
+           FloorOnly;
   const bool WithFloor =
       FloorOnly || (argc == 5 && !std::strcmp(argv[4], "floor"));
   if (argc < 3 || argc > (FloorOnly ? 4 : 5) || !Known ||
@@ -244,6 +222,6 @@ int main(int argc, char **argv) {
       Region();
     }
   }
-  std::printf("%s regions done, checksum %ld\n", Kind, Sum);
+  std::printf("%s regions done, checksum %ld\n", Kind.c_str(), Sum);
   return 0;
 }

@@ -44,13 +44,12 @@ import textwrap
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "bench"))  # the kle package (bench/kle)
 from kle import common  # noqa: E402
-from kle.common import (TRANSPORTS, status, list_devices, parse_stats,  # noqa: E402
-                        run_or_timeout)
+from kle.common import (TRANSPORTS, STANDIN_UID, status, list_devices,  # noqa: E402
+                        parse_stats, run_or_timeout)
 
 PROG = "transport-table"
 EXAMPLES = ("reduce_sum", "reduce_minmax", "reduce_array_section", "reduce_udr",
             "reduce_threads", "reduce_nowait")
-STANDIN_UID = "CUDA-" + "KLE-STANDIN".encode().hex()
 die = functools.partial(common.die, PROG)
 
 

@@ -1,10 +1,8 @@
 #!/usr/bin/env bash
-# Build BabelStream's OpenMP target model (-DMODEL=omp; a checkout you cloned:
-# nothing is downloaded) against the installed fork and run it under each KLE
-# transport, interleaved over rounds, with a small array so that kernel times
-# are launch latency: per kernel and transport the median over rounds and the
-# ratio to copy. Dot is a teams reduction (a KLE); Copy/Mul/Add/Triad have
-# none. See docs/BABELSTREAM.md.
+# BabelStream's OpenMP target model (a checkout you cloned) against the
+# installed fork, run under each KLE transport over rounds with a small array:
+# per kernel and transport the median over rounds and the ratio to copy
+# (docs/BABELSTREAM.md).
 # shellcheck disable=SC2015  # "a && b || kle_die": kle_die exits
 set -euo pipefail
 # shellcheck source=scripts/common.sh
@@ -62,7 +60,6 @@ done
 [[ $numtimes =~ ^[0-9]+$ ]] && [ "$numtimes" -ge 2 ] || kle_die "--numtimes must be 2 or more, got '$numtimes'"
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || kle_die "--rounds must be a positive integer, got '$rounds'"
 
-# --- the offload flags for the chosen device -------------------------------
 case $arch in
   x86_64|host|x86_64-unknown-linux-gnu)
     arch=x86_64; kind=host
@@ -78,7 +75,6 @@ esac
 [ -z "$standin" ] || [ "$kind" = nvptx ] || kle_die "--standin needs an sm_* --arch (it stands in for the CUDA driver)"
 [ "$do_build" = 1 ] || [ "$do_run" = 1 ] || kle_die "--build-only and --no-build together do nothing"
 
-# --- inputs ---------------------------------------------------------------
 build_dir=${build_dir:-$KLE_BUILD_DIR/babelstream/$arch}
 exe=$build_dir/omp-stream
 if [ "$do_build" = 1 ] || [ -n "$src" ]; then
@@ -108,11 +104,8 @@ fi
 
 mkdir -p "$build_dir"
 
-# --- build ----------------------------------------------------------------
-# OFFLOAD=ON + OFFLOAD_FLAGS: BabelStream defines OMP_TARGET_GPU and adds the
-# flags to compile and link lines. The OpenMP_* cache entries make CMake's
-# FindOpenMP link the fork's libomp; left alone it finds the system libomp.so.5
-# and the program would load two OpenMP runtimes.
+# The OpenMP_* entries make FindOpenMP link the fork's libomp, not the
+# system's libomp.so.5 (two OpenMP runtimes in one program).
 first_error() { # build log -> its first error line
   { grep -m1 -E ' error: |CMake Error' "$1" || grep -m1 -E 'FAILED|rror' "$1" || true; } | cut -c1-240
 }
@@ -135,8 +128,7 @@ if [ "$do_build" = 1 ]; then
 fi
 bs_rev=$(cat "$build_dir/babelstream.rev" 2>/dev/null || echo unknown)
 [ -x "$exe" ] || kle_die "no BabelStream binary at $exe (build it: drop --no-build)"
-# The CUDA plugin dlopen()s "libcuda.so", which a driver-only install lacks:
-# point that name at the driver's libcuda.so.1 (never the toolkit's stubs/).
+# The CUDA plugin dlopen()s "libcuda.so": point it at the driver's libcuda.so.1.
 lib_path=${runtime_lib:+$libdir}
 if [ "$kind" = nvptx ] && [ -n "$standin" ]; then
   lib_path=$standin${lib_path:+:$lib_path}
@@ -155,8 +147,7 @@ elif [ "$kind" = nvptx ] && [ "$do_run" = 1 ]; then
 fi
 lib_path=$lib_path${LD_LIBRARY_PATH:+${lib_path:+:}$LD_LIBRARY_PATH}
 
-# The binary must take libomp and libomptarget from the prefix (or
-# --runtime-lib), and only them.
+# libomp and libomptarget must come from the prefix (or --runtime-lib) only.
 bad_libs="" have_omptarget=0
 while read -r name _ path _; do
   case $name in libomp.so*|libomptarget.so*) ;; *) continue ;; esac
@@ -173,12 +164,10 @@ if [ "$do_run" = 0 ]; then
   exit 0
 fi
 
-# --- run ------------------------------------------------------------------
 run_env=(env OMP_TARGET_OFFLOAD=MANDATORY LIBOMPTARGET_KLE_STATS=1)
 [ -z "$lib_path" ] || run_env+=("LD_LIBRARY_PATH=$lib_path")
 bs_args=(-s "$size" -n "$numtimes" --csv "${extra[@]}")
-# Host device: one OpenMP thread per team, or on a busy machine whole runs
-# land in a slow mode (descheduled worker threads), which drowns everything.
+# Host device: one OpenMP thread per team (descheduled workers drown all else).
 [ "$kind" = host ] && run_env+=("OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}")
 if [ -n "$standin" ]; then
   run_env+=("KLE_STANDIN_DELAY_US=${KLE_STANDIN_DELAY_US:-0:0}")
@@ -197,7 +186,6 @@ run_error() { # run's stderr -> its most telling line
     grep -m1 -E 'FAILED|rror' "$1" || grep -v '^$' "$1" | tail -1 || true; } | cut -c1-240
 }
 timeout_s=${KLE_BABELSTREAM_TIMEOUT:-300}
-# The transports: bench/klebench.py's list, the only one.
 read -r -a transports <<<"$(python3 "$KLE_ROOT/bench/klebench.py" transports)" ||
   kle_die "cannot read the transport list from $KLE_ROOT/bench/klebench.py"
 [ ${#transports[@]} -gt 0 ] || kle_die "no transports from $KLE_ROOT/bench/klebench.py"
@@ -212,7 +200,6 @@ for ((r = 1; r <= rounds; r++)); do
   for t in "${order[@]}"; do
     o=$out/r$r-$t.csv e=$out/r$r-$t.err
     set +e
-    # (the group's 2>/dev/null silences bash's "Aborted" notice for a crash)
     { LIBOMPTARGET_KLE_TRANSPORT=$t timeout "$timeout_s" "${run_env[@]}" "$exe" "${bs_args[@]}" >"$o" 2>"$e"
       rc=$?; } 2>/dev/null
     set -e
@@ -227,7 +214,6 @@ for ((r = 1; r <= rounds; r++)); do
   done
 done
 
-# --- table ----------------------------------------------------------------
 case $kind in
   host) dev="x86_64 host device" ;;
   *) dev="$arch${standin:+ on the CUDA driver stand-in}" ;;
@@ -241,8 +227,7 @@ elif [ -n "$standin" ]; then
   echo "HOST-SIDE OVERHEAD ONLY: the CUDA driver stand-in ran no kernel; these are not GPU launch latencies."
 fi
 echo "median over rounds of BabelStream's avg_runtime (us); /copy = ratio to upstream's copy transport"
-# One column per transport (the median over rounds), then each other
-# transport's ratio to copy; Dot-Copy: what the teams reduction adds.
+# Per kernel: each transport's median over rounds, then its ratio to copy.
 awk -F, -v ts="${transports[*]}" '
 function median(s,   n, v, i, j, x) {
   n = split(s, v, " ")
@@ -275,7 +260,6 @@ END {
 echo
 echo "KLE launches per requested transport (LIBOMPTARGET_KLE_STATS, all rounds):"
 for t in "${transports[@]}"; do
-  # Parsed and summed by bench/klebench.py (stats-summary), the one parser.
   s=$( (grep "^$t round " "$out/kle-stats.txt" || true) | python3 "$KLE_ROOT/bench/klebench.py" stats-summary || true)
   [ "$kind" = host ] && none="none (host-device kernels get no KLE)" ||
     none="no stats line: no launch with a KLE was reported (see $out/r*-$t.err)"

@@ -1,33 +1,18 @@
 #!/usr/bin/env bash
-# Build, check and verify the relocatable GPU bundle: what a one-shot run on a
-# machine with only an NVIDIA driver needs (issue 5; docs/GPU-RUN.md).
+# The relocatable GPU bundle for a one-shot run on a machine with only an
+# NVIDIA driver (docs/GPU-RUN.md: its files and checks).
 #
 #   bench/gpu/gpu-bundle.sh [build]       build $KLE_BUILD_DIR/gpu-bundle and check it
 #   bench/gpu/gpu-bundle.sh check [DIR]   check an existing bundle only
 #   bench/gpu/gpu-bundle.sh verify RESULTS_DIR
-#                                       FileCheck the GPU tests' outputs that
-#                                       bench/gpu/run-gpu.sh wrote (needs this
-#                                       machine's LLVM tools)
-#
-# The bundle (<= 64 MiB; its files and the checks: docs/GPU-RUN.md): run-gpu.sh,
-# bin/kle-bench (with the floor's cubin), bin/kle-bench-syncread (against the
-# synchronous-read DeviceRTL), bin/zerocopy-read, bin/gpu-tests/* and
-# gpu-tests.plan, lib/ (libomp, the statically linked libomptarget and any
-# other non-base library), lib/kernel-timer/libcuda.so, bench/ (klebench.py
-# and kle/), MANIFEST (revision, needs: line, SHA-256 of every file). check
-# fails on a bundle over 64 MiB, an ELF needing a library from outside it
-# (beyond base libraries and the driver) or libLLVM or a glibc newer than
-# 2.36, a file that does not match the MANIFEST, a planned test program
-# missing; as root it also starts the bundle in a chroot holding only base
-# libraries and the CUDA driver stand-in.
+#                                       FileCheck run-gpu.sh's GPU test outputs
 set -euo pipefail
 source "$(dirname "$0")/../../scripts/common.sh"
 
 bundle="$KLE_BUILD_DIR/gpu-bundle"
 log="$KLE_BUILD_DIR/offload-bundle.log"
 jobs=${KLE_JOBS:-$(nproc)}
-# logged WHAT CMD...: CMD's output into the log; if it fails, the log's
-# tail and one line "WHAT failed".
+# logged WHAT CMD...: CMD's output into the log; on failure its tail.
 logged() {
   local what=$1
   shift
@@ -37,12 +22,10 @@ limit=$((64 * 1024 * 1024))
 base_libs="libc.so.6 libm.so.6 libstdc++.so.6 libgcc_s.so.1 libz.so.1 libpthread.so.0 libdl.so.2 librt.so.1 ld-linux-x86-64.so.2 linux-vdso.so.1"
 arch=${KLE_BUNDLE_ARCH:-sm_90}
 
-# ldd-style dependency list of one ELF with only the bundle on the path.
 deps_of() { env -i LD_LIBRARY_PATH="$1/lib:$1/lib/kernel-timer" /usr/bin/ldd "$2" 2>&1 || true; }
 
-# "<elf> <library> <resolved path or empty>" for every library an ELF under
-# bundle directory $1 needs from outside it, other than the base libraries
-# and the driver (libcuda.so.1).
+# "<elf> <library> <path or empty>" per library an ELF under bundle $1 needs
+# from outside it, other than the base libraries and the driver.
 foreign_deps() {
   local b=$1 f line name path
   while IFS= read -r f; do
@@ -59,9 +42,7 @@ foreign_deps() {
   done < <(find "$b" -type f)
 }
 
-# The newest GLIBC, GLIBCXX and CXXABI symbol versions any ELF in bundle $1
-# needs: the target's base libraries must provide them (run-gpu.sh checks,
-# from the MANIFEST's "needs:" line).
+# The newest GLIBC, GLIBCXX and CXXABI versions any ELF in bundle $1 needs.
 needs() {
   find "$1" -type f -exec objdump -T {} \; 2>/dev/null \
     | grep -o -E '(GLIBC|GLIBCXX|CXXABI)_[0-9.]+' | sort -u -V \
@@ -90,7 +71,6 @@ check() {
   done < <(find "$b" -type f)
   [ $bad = 0 ] && echo "dependencies: every ELF resolves inside the bundle, to base libraries, or to the driver"
   contents_check "$b" || bad=1
-  # What the target machine's base libraries must provide at least.
   echo "needs at least: $(needs "$b")"
   if [ "$(id -u)" = 0 ] && [ -x "$KLE_BUILD_DIR/test/cuda-standin/lib/libcuda.so.1" ]; then
     chroot_check "$b" || bad=1
@@ -100,10 +80,8 @@ check() {
   return $bad
 }
 
-# The bundle is what build() wrote: every file the MANIFEST lists is there
-# with that SHA-256, and every program gpu-tests.plan runs is there and
-# executable (run-gpu.sh would otherwise report a missing test only as an
-# exit status 126/127 in gpu-tests.txt, after the GPU time was spent).
+# Every file the MANIFEST lists has its SHA-256; every program gpu-tests.plan
+# runs is there and executable.
 contents_check() {
   local b=$1 bad=0 sum path f n=0 test envs prefixes runs=0
   local -A seen=()
@@ -138,7 +116,7 @@ contents_check() {
   return $bad
 }
 
-# Start the bundle where nothing but the base libraries and a "driver" exist.
+# Starts the bundle where only the base libraries and a "driver" exist.
 chroot_check() {
   local b=$1 root lib out rc
   root=$(mktemp -d)
@@ -149,7 +127,6 @@ chroot_check() {
   cp -L /lib64/ld-linux-x86-64.so.2 "$root/lib64/"
   cp -a "$b" "$root/bundle"
   cp -L "$KLE_BUILD_DIR/test/cuda-standin/lib/libcuda.so.1" "$root/drv/libcuda.so.1"
-  # The stand-in's own dependencies (libelf) belong to the "driver" here.
   ldd "$root/drv/libcuda.so.1" | sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p' | while read -r lib; do
     case " $base_libs " in *" $(basename "$lib") "*) ;; *) cp -L "$lib" "$root/drv/" ;; esac
   done
@@ -169,10 +146,8 @@ chroot_check() {
   return 1
 }
 
-# Issue 19: kle-bench against the DeviceRTL with the synchronous KLE read
-# ($KLE_BUILD_DIR/bench-syncread/kle-bench; the A/B's baseline, checked to
-# hold no cp.async) and bench/gpu/zerocopy-read.cu, built with the CUDA toolkit's
-# nvcc ($KLE_BUILD_DIR/bench-syncread/zerocopy-read).
+# kle-bench against the synchronous-read DeviceRTL (the A/B's baseline) and
+# zerocopy-read, into $KLE_BUILD_DIR/bench-syncread.
 build_read_ab() {
   local rtl="$KLE_BUILD_DIR/bundle/devicertl-syncread-nvptx/lib/nvptx64-nvidia-cuda" d="$KLE_BUILD_DIR/bench-syncread"
   local nvcc=${KLE_NVCC:-/usr/local/cuda/bin/nvcc}
@@ -197,8 +172,6 @@ build() {
   [ -x "$KLE_BUILD_DIR/bench/kle-bench" ] || kle_die "no $KLE_BUILD_DIR/bench/kle-bench; run scripts/setup.sh first."
   [ -f "$KLE_BUILD_DIR/bench/kernel-timer/libcuda.so" ] \
     || kle_die "no kernel timer ($KLE_BUILD_DIR/bench/kernel-timer/libcuda.so): the CUDA toolkit's cuda.h was not found when bench/ was configured."
-  # Everything in the bundle comes from the current tree: bring the
-  # installed fork and kle-bench up to date first (no-ops when they are).
   : > "$log"
   logged "bringing the installed fork up to date" ninja -C "$KLE_BUILD_DIR" -j "$jobs" install
   logged "bringing kle-bench up to date" ninja -C "$KLE_BUILD_DIR/bench" -j "$jobs"
@@ -210,8 +183,6 @@ build() {
 
   rm -rf "$bundle.tmp"
   mkdir -p "$bundle.tmp"/{bin/gpu-tests,lib/kernel-timer,bench/kle}
-  # The floor's kernel is embedded in kle-bench (bench/kle-floor.cpp): a
-  # kle-bench built without nvcc would stop the interleaved comparison.
   grep -q kle_floor_kernel "$KLE_BUILD_DIR/bench/kle-bench" \
     || kle_die "$KLE_BUILD_DIR/bench/kle-bench has no floor kernel (kle_floor_kernel): bench/ was configured without the CUDA toolkit's nvcc"
   cp "$KLE_BUILD_DIR/bench/kle-bench" "$bundle.tmp/bin/"
@@ -221,7 +192,6 @@ build() {
   cp "$KLE_ROOT/bench/gpu/run-gpu.sh" "$bundle.tmp/run-gpu.sh"
   cp "$KLE_ROOT/bench/klebench.py" "$bundle.tmp/bench/"
   cp "$KLE_ROOT"/bench/kle/*.py "$bundle.tmp/bench/kle/"
-  # Issue 19: the DeviceRTL A/B and the zero-copy read microbenchmark.
   cp "$KLE_BUILD_DIR/bench-syncread/kle-bench" "$bundle.tmp/bin/kle-bench-syncread"
   cp "$KLE_BUILD_DIR/bench-syncread/zerocopy-read" "$bundle.tmp/bin/zerocopy-read"
   for t in "$KLE_ROOT"/test/gpu/*.c; do
@@ -232,8 +202,7 @@ build() {
   python3 "$KLE_ROOT/bench/gpu/gpu-tests.py" plan "$bundle.tmp" "$KLE_ROOT"/test/gpu/*.c >/dev/null
   strip --strip-unneeded "$bundle.tmp/bin/kle-bench" "$bundle.tmp"/bin/gpu-tests/* 2>/dev/null || true
 
-  # Copy in whatever else the binaries need from this machine (for example
-  # Google Benchmark's shared library), until only base libraries are left.
+  # Copy in whatever else the binaries need, until only base libraries are left.
   local pass f name path
   for pass in 1 2 3; do
     while read -r f name path; do
@@ -247,8 +216,6 @@ build() {
     echo "git: $(git -C "$KLE_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)$([ -z "$(git -C "$KLE_ROOT" status --porcelain 2>/dev/null)" ] || echo ' (uncommitted changes)')"
     echo "built: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -srm)"
     echo "llvm: $KLE_LLVM_VERSION, offload arch: $arch"
-    # The CUDA plugin's wait switch (klebench.py compare --waits): without it the
-    # interleaved comparison runs no poll/block variants.
     echo "wait switch (__kle_bench_set_wait): $(nm -D --defined-only "$bundle.tmp/lib/libomptarget.so.22.1" 2>/dev/null | awk '$NF == "__kle_bench_set_wait" {f = 1} END {print f ? "yes" : "no"}')"
     echo "needs: $(needs "$bundle.tmp")"
     (cd "$bundle.tmp" && find . -type f ! -name MANIFEST | sort | xargs sha256sum)

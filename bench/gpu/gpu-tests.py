@@ -2,18 +2,12 @@
 """Run test/gpu's lit tests on a GPU machine without lit and FileCheck.
 
   plan DIR TEST.c...   write DIR/gpu-tests.plan: per `%run` RUN line,
-                       "<test>\\t<env assignments>\\t<check prefixes>" (the
-                       RUN shapes test/gpu uses: `%clang-gpu ... -o %t` and
-                       `[env K=V|%use-<t> ...] %run %t 2>&1 | %fcheck
-                       [--check-prefixes=P] %s`)
+                       "<test>\\t<env assignments>\\t<check prefixes>"
   verify PLAN OUTPUT TESTDIR
                        FileCheck each block of run-gpu.sh's OUTPUT (header
-                       "=== <n> <test> rc=<status>"; a block ends only at the
-                       next plan line's exact header) against TESTDIR/<test>
-                       as lit would; a non-zero status fails it. One PASS/FAIL
-                       line per block, a total; exit status 0 only if all pass.
-Standard library only; FileCheck: $KLE_FILECHECK, else
-/usr/lib/llvm-22/bin/FileCheck.
+                       "=== <n> <test> rc=<status>") against TESTDIR/<test>
+                       as lit would; a non-zero status fails it.
+FileCheck: $KLE_FILECHECK, else /usr/lib/llvm-22/bin/FileCheck.
 """
 import argparse
 import os
@@ -64,29 +58,22 @@ def plan(outdir, tests):
 
 
 def parse_blocks(entries, text):
-    """{n: (rc, output)} of OUTPUT's blocks (a program printing "=== 3 ..."
-    cannot split its block: only plan line n+1's exact header ends it)."""
-    def header(n):
-        return re.compile(r"^=== %d %s rc=(-?\d+)\n" % (n, re.escape(entries[n][0])), re.M)
-
-    def mismatch(n, start):  # block n names another test: another plan's
-        m = re.compile(r"^=== %d (\S+) rc=-?\d+$" % n, re.M).search(text, start)
-        if m and m.group(1) != entries[n][0]:
-            die("output block %d is %s, plan says %s" % (n, m.group(1), entries[n][0]))
-
-    blocks = {}
-    cur = header(0).search(text) if entries else None
-    if entries and cur is None:
-        mismatch(0, 0)
-    for n in range(len(entries)):
-        if cur is None:
-            break
-        nxt = header(n + 1).search(text, cur.end()) if n + 1 < len(entries) else None
-        if n + 1 < len(entries) and nxt is None:
-            mismatch(n + 1, cur.end())
-        blocks[n] = (int(cur.group(1)), text[cur.end():nxt.start() if nxt else len(text)])
-        cur = nxt
-    return blocks
+    """{n: (rc, output)} of OUTPUT's blocks; only plan line n+1's exact header
+    ends block n (a program printing "=== 3 ..." cannot split its block)."""
+    blocks, prev = {}, None
+    for n, entry in enumerate(entries + [None]):
+        m, pos = None, prev.end() if prev else 0
+        if entry:
+            m = re.compile(r"^=== %d %s rc=(-?\d+)\n" % (n, re.escape(entry[0])), re.M).search(
+                text, pos)
+            other = re.compile(r"^=== %d (\S+) rc=-?\d+$" % n, re.M).search(text, pos)
+            if not m and other and other.group(1) != entry[0]:
+                die("output block %d is %s, plan says %s" % (n, other.group(1), entry[0]))
+        if prev:
+            blocks[n - 1] = (int(prev.group(1)), text[prev.end():m.start() if m else len(text)])
+        if not m:
+            return blocks
+        prev = m
 
 
 def verify(plan_path, output_path, testdir):

@@ -1,31 +1,18 @@
 #!/usr/bin/env bash
-# kle-offload's one-shot GPU run (docs/GPU-RUN.md), from a bundle that
-# bench/gpu/gpu-bundle.sh built, on a machine with an NVIDIA driver and
-# python3 only: records the machine; runs test/gpu's programs under each
-# transport (checked on the build machine: gpu-bundle.sh verify); runs
-# `klebench.py compare --waits poll,block` (both passes, the kernel timer's
-# included) and its plot; prints each transport's KLE stats line for 1000
-# launches and for PipelinedReduction; runs the DeviceRTL A/B (`compare --ab`)
-# and bin/zerocopy-read (under ncu's L2 counters when ncu is there).
+# kle-offload's one-shot GPU run (docs/GPU-RUN.md) from a bundle that
+# bench/gpu/gpu-bundle.sh built, on a machine with an NVIDIA driver and python3.
 # Usage: run-gpu.sh [RESULTS_DIR]   (default: $OUT if set, else ./kle-results)
-# Tunables, checked before anything runs: KLE_CYCLES (1000), KLE_MIN_TIME
-# (0.05 s), KLE_TEST_TIMEOUT (30 s), KLE_RUN_TIMEOUT (120 s), KLE_AB_ROUNDS
-# (2), KLE_AB_MIN_TIME (0.05 s), KLE_FORCE (0), KLE_CUDA_DRIVER (found).
-# A plan estimated over 8 minutes on an H200 is refused unless KLE_FORCE=1.
-# Results (written after each block): machine.txt, gpu-tests.txt,
-# compare.txt, kle-interleaved.{json,png}, readpath.json, run.log.
+# Tunables (docs/ENVIRONMENT.md) are checked before anything runs.
 set -uo pipefail
 B=$(cd "$(dirname "$0")" && pwd)
 R=${1:-${OUT:-$PWD/kle-results}}
-# Not a bundle: say so before writing anything (no results directory, no log).
 [ -x "$B/bin/kle-bench" ] && [ -f "$B/MANIFEST" ] \
   || { echo "kle-offload: error: $B is not a kle-offload GPU bundle (no bin/kle-bench or MANIFEST); build it with bench/gpu/gpu-bundle.sh" >&2; exit 1; }
 mkdir -p "$R" || { echo "kle-offload: error: cannot create $R" >&2; exit 1; }
 exec 3>&1 4>&2
 exec > >(tee -a "$R/run.log") 2>&1
 tee_pid=$!
-# Let tee write the log's last lines before the script (and the machine's
-# command) ends.
+# Let tee write the log's last lines before the script ends.
 finish() { exec 1>&3 2>&4; wait "$tee_pid" 2>/dev/null; }
 die() { echo "kle-offload: error: $*"; finish; exit 1; }
 t0=$(date +%s)
@@ -33,8 +20,7 @@ step() { echo; echo "== [$(( $(date +%s) - t0 )) s] $*"; }
 
 command -v python3 >/dev/null || die "python3 is needed for the comparison"
 
-# tunable NAME VAR DEFAULT (MIN|pos) WANT: $VAR (else DEFAULT) into NAME, a
-# whole number from MIN or a positive number; else one line naming VAR.
+# tunable NAME VAR DEFAULT (MIN|pos) WANT: $VAR (else DEFAULT) into NAME.
 tunable() {
   local v=${!2:-$3}
   if [ "$4" = pos ]; then [[ $v =~ ^([0-9]+(\.[0-9]*)?|\.[0-9]+)$ && $v =~ [1-9] ]]
@@ -51,27 +37,21 @@ force=${KLE_FORCE:-0}
 [[ $force =~ ^[01]$ ]] || die "KLE_FORCE=$force: want 1 (run a plan over one 8-minute call) or 0"
 tunable ab_min_time KLE_AB_MIN_TIME 0.05 pos "a positive number of seconds per benchmark (for example 0.05)"
 
-# The plan's time on an H200, printed before anything runs: GPU tests 8 s;
-# interleaved: (cycles + 20 warm-up) x 11 units (4 transports and the
-# baseline under 2 waits, and the floor) x (2 synchronous launches at
-# 100 us + a batch of 64 pipelined at 40 us), twice (the kernel timer's
-# pass); KLE stats 10 s; DeviceRTL A/B: about 50 s per round at 0.05 s
-# (scaled), plus 20 s for the read microbenchmark.
+# The plan's time on an H200: GPU tests 8 s; interleaved: (cycles + 20) x 11
+# units x (2 launches at 100 us + 64 pipelined at 40 us), two passes; KLE
+# stats 10 s; the A/B 50 s per round at 0.05 s, and 20 s of read benchmark.
 est=$(awk -v c="$cycles" -v ar="$ab_rounds" -v am="$ab_min_time" 'BEGIN {
   il = 2 * ((c + 20) * 11 * (2 * 100e-6 + 64 * 40e-6) + 1)
   ab = ar * 50 * am / 0.05 + 20
   printf "%d %d %d %d", 8 + il + 10, il, ab, 8 + il + 10 + ab }')
 read -r est_main est_il est_ab est_total <<< "$est"
 echo "kle-offload: plan: GPU tests, interleaved comparison ($cycles cycles, 2 passes, about $est_il s), KLE stats: about $est_main s on an H200 ($( [ "$est_main" -le 360 ] && echo "within" || echo "OVER") the 6-minute plan); then the DeviceRTL A/B ($ab_rounds rounds) and the read microbenchmark, about $est_ab s: $est_total s in all ($( [ "$est_total" -le 480 ] && echo "within" || echo "OVER") one 8-minute call)"
-# Over 8 minutes, a run under a time limit would stop part-way: refuse it here.
 if [ "$est_total" -gt 480 ]; then
   [ "$force" = 1 ] || die "the plan takes about $est_total s on an H200, over one 8-minute call (480 s): lower KLE_CYCLES, KLE_AB_ROUNDS or KLE_AB_MIN_TIME, or set KLE_FORCE=1 to run it anyway"
   echo "kle-offload: note: KLE_FORCE=1: running a plan over one 8-minute call"
 fi
 
-# The bundle carries every library except the C/C++ runtime and the driver:
-# say plainly if this machine's are too old, rather than let the loader fail
-# in the middle of the run (gpu-bundle.sh writes the "needs:" line).
+# The C/C++ runtime the bundle needs (the MANIFEST's "needs:" line).
 for need in $(sed -n 's/^needs: //p' "$B/MANIFEST"); do
   case $need in
     GLIBC_*)
@@ -90,14 +70,10 @@ for need in $(sed -n 's/^needs: //p' "$B/MANIFEST"); do
 done
 
 # The CUDA plugin dlopen()s "libcuda.so": point that name at the real driver
-# (never at the toolkit's stubs/libcuda.so, which fails every call).
-# KLE_CUDA_DRIVER names the driver library explicitly (the project's own
-# test runs the bundle on the CPU stand-in this way).
+# (KLE_CUDA_DRIVER, else found; never the toolkit's stubs/ or compat/).
 drv=${KLE_CUDA_DRIVER:-}
 [ -z "$drv" ] || [ -e "$drv" ] || die "KLE_CUDA_DRIVER=$drv does not exist"
 [ -z "$drv" ] || drv=$(readlink -f "$drv")
-# The driver's own directory first (container runtimes mount it there), then
-# the loader cache; never the toolkit's stubs/ or compat/ copies.
 [ -n "$drv" ] || for d in /usr/local/nvidia/lib64/libcuda.so.1 \
          $(ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1 .*x86-64/{print $NF}') \
          /usr/lib/x86_64-linux-gnu/libcuda.so.1 /usr/lib64/libcuda.so.1; do
@@ -110,9 +86,8 @@ trap 'rm -rf "$drvdir"' EXIT
 ln -s "$drv" "$drvdir/libcuda.so"
 ln -s "$drv" "$drvdir/libcuda.so.1"
 export LD_LIBRARY_PATH="$B/lib:$drvdir:$(dirname "$drv")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-# Asks the driver library directly (python3's ctypes): "load" says why a
-# file is not a CUDA driver (the plugin would find no device and say
-# nothing); "count" what cuInit and cuDeviceGetCount answer.
+# Asks the driver directly (ctypes): "load": why it is not a CUDA driver;
+# "count": what cuInit and cuDeviceGetCount answer.
 ask_driver() {
   python3 - "$drv" "$1" 2>&1 <<'PY' | head -1
 import sys
@@ -127,18 +102,13 @@ if sys.argv[2] == "load":
     sys.exit(0 if hasattr(lib, "cuInit") else "is not a CUDA driver (no cuInit)")
 def name(r):
     s = ctypes.c_char_p()
-    try:
-        if lib.cuGetErrorName(r, ctypes.byref(s)) == 0 and s.value:
-            return "%d %s" % (r, s.value.decode())
-    except AttributeError:
-        pass
-    return str(r)
+    ok = hasattr(lib, "cuGetErrorName") and lib.cuGetErrorName(r, ctypes.byref(s)) == 0
+    return "%d %s" % (r, s.value.decode()) if ok and s.value else str(r)
 try:
-    r = lib.cuInit(0)
+    r, n = lib.cuInit(0), ctypes.c_int(-1)
     if r:
         print("cuInit(0) returned %s" % name(r))
     else:
-        n = ctypes.c_int(-1)
         r = lib.cuDeviceGetCount(ctypes.byref(n))
         print("cuInit(0) succeeded; cuDeviceGetCount returned %s, %d devices" % (name(r), n.value))
 except Exception as e:
@@ -163,8 +133,7 @@ step "machine"
 status() { # exit status -> words
   case $1 in 124) echo "timed out after $run_timeout s (KLE_RUN_TIMEOUT)" ;; *) echo "exit status $1" ;; esac
 }
-# run_step PREFIX PATTERN WHAT CMD...: CMD under KLE_RUN_TIMEOUT; its lines
-# matching PATTERN, and a warning if it failed, prefixed into compare.txt.
+# run_step PREFIX PATTERN WHAT CMD...: CMD's lines matching PATTERN into compare.txt.
 run_step() {
   local prefix=$1 pat=$2 what=$3 rc
   shift 3
@@ -215,16 +184,12 @@ for t in $transports; do
   LIBOMPTARGET_KLE_TRANSPORT=$t LIBOMPTARGET_KLE_STATS=1 run_step "  $t: " 'KLE stats|checksum' \
     "kle-bench --launches 1000" "$B/bin/kle-bench" --launches 1000
 done
-# Slab growth, first-use KLE writes and peak slots over one Google Benchmark
-# run: is a transport's pipelined cost one-time growth over a short run?
 step "KLE stats, PipelinedReduction (256 nowait launches per iteration, KLE_MIN_TIME s)"
 for t in $transports; do
   LIBOMPTARGET_KLE_TRANSPORT=$t LIBOMPTARGET_KLE_STATS=1 run_step "  $t: " 'KLE stats|^PipelinedReduction' \
     "kle-bench PipelinedReduction" "$B/bin/kle-bench" --benchmark_filter='^PipelinedReduction' \
     --benchmark_min_time="$min_time"
 done
-# Nowait completion (docs/DESIGN.md): the completer thread against upstream's
-# re-run tasks, alternating.
 step "nowait completion: LIBOMPTARGET_NOWAIT_DEFER=1 (completer) vs 0 (re-run tasks), PipelinedReduction"
 for round in 1 2; do
   for d in 1 0; do
@@ -233,8 +198,6 @@ for round in 1 2; do
       --benchmark_min_time="$min_time"
   done
 done
-# Where zero-copy's KLE read happens (docs/DESIGN.md): the two DeviceRTL
-# builds alternately, kernel-only, and the read itself.
 step "DeviceRTL A/B: asynchronous (kle-bench) vs synchronous (kle-bench-syncread) KLE read, kernel-only"
 if [ -x "$B/bin/kle-bench-syncread" ]; then
   klebench compare --ab async="$B/bin/kle-bench" --ab sync="$B/bin/kle-bench-syncread" \

@@ -5,28 +5,15 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// What the zero-copy KLE read costs a team, measured without the OpenMP
-// runtime (issue 19; docs/DESIGN.md "Where zero-copy's read happens"):
+// What the zero-copy KLE read costs a team, without the OpenMP runtime
+// (docs/DESIGN.md "Where zero-copy's read happens"):
+//   chase    ns per dependent 8-byte read, mapped host and device memory
+//   read16   thread 0 of one block per SM reads 16 bytes: the same bytes,
+//            distinct lines or distinct pages (latency, kernel time)
+//   cpasync  16 bytes from mapped host memory by cp.async (sm_80+)
 //
-//   chase      one thread, 256 dependent 8-byte reads (a pointer chase over
-//              cache lines 4 KiB apart): ns per read, mapped pinned host
-//              memory (cudaHostAllocMapped, as the zero-copy slot) and
-//              device memory. The host figure is one GPU-to-host round trip.
-//   read16     one block per SM (the H200's 132), thread 0 of each reads 16
-//              bytes once: all blocks the same 16 bytes ("same"), distinct
-//              128-byte lines ("lines") or distinct 4 KiB pages ("pages");
-//              per-block read latency (clock64 cycles, and ns at the SM
-//              clock the device reports) and kernel time (CUDA events, empty
-//              kernel subtracted). Same ~= lines means the reads are not
-//              merged; kernel time >> one round trip means they queue.
-//   cpasync    thread 0 copies the 16 bytes from mapped host memory into
-//              shared memory with cp.async (sm_80+), as the fork's
-//              DeviceRTL does, then waits: checks the bytes (legal on system
-//              memory?) and prints issue-to-wait cycles.
-//
-// Usage: zerocopy-read [--reps N] [--only same|lines|pages]
-//   --only runs just that read16 kernel, once, for ncu's L2 counters
-//   (bench/gpu/run-gpu.sh). Exit status 1 on a CUDA error or wrong bytes.
+// Usage: zerocopy-read [--only same|lines|pages] (--only: one read16 launch,
+// for ncu). Exit status 1 on a CUDA error or wrong bytes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -145,25 +132,17 @@ template <typename F> double kernelUs(int Reps, F Launch) {
 } // namespace
 
 int main(int argc, char **argv) {
-  int Reps = 200;
+  const int Reps = 200;
   const char *Only = nullptr;
   for (int I = 1; I < argc; ++I) {
-    if (!std::strcmp(argv[I], "--reps") && I + 1 < argc) {
-      char *End;
-      long N = std::strtol(argv[++I], &End, 10);
-      if (*End || N < 1 || N > 1000000) {
-        std::fprintf(stderr, "zerocopy-read: error: --reps wants 1 to 1000000, not \"%s\"\n", argv[I]);
-        return 2;
-      }
-      Reps = static_cast<int>(N);
-    } else if (!std::strcmp(argv[I], "--only") && I + 1 < argc) {
+    if (!std::strcmp(argv[I], "--only") && I + 1 < argc) {
       Only = argv[++I];
       if (std::strcmp(Only, "same") && std::strcmp(Only, "lines") && std::strcmp(Only, "pages")) {
         std::fprintf(stderr, "zerocopy-read: error: --only wants same, lines or pages, not \"%s\"\n", Only);
         return 2;
       }
     } else {
-      std::fprintf(stderr, "usage: zerocopy-read [--reps N] [--only same|lines|pages]\n");
+      std::fprintf(stderr, "usage: zerocopy-read [--only same|lines|pages]\n");
       return 2;
     }
   }

@@ -6,28 +6,17 @@
 //===----------------------------------------------------------------------===//
 //
 // A libcuda.so interposer that times each kernel on the GPU (kle-bench's
-// kernel-only rows and the interleaved method's second pass). Built as
-// kernel-timer/libcuda.so with DT_NEEDED libcuda.so.1: with its directory
-// first on LD_LIBRARY_PATH the CUDA plugin's dlopen("libcuda.so") finds
-// cuLaunchKernel and cuMemcpyHtoDAsync here and every other entry point in
-// the real driver. Never installed; put on the path for one pass only (two
-// events per launch add to launch latency).
+// kernel-only rows and the interleaved method's second pass): put first on
+// LD_LIBRARY_PATH, it takes cuLaunchKernel and cuMemcpyHtoDAsync and passes
+// the rest to the driver. A kernel's time is cuEventElapsedTime of events
+// around it, the stream held on a pinned flag (cuStreamWaitValue32) until
+// the launch is submitted; a device span adds the host-to-device copies
+// queued since the stream's previous kernel.
 //
-// A kernel's time is cuEventElapsedTime of events recorded on its stream
-// around cuLaunchKernel (about 0.5 us resolution). So that the start event
-// does not fire while the host is still submitting, the stream is first held
-// on a pinned flag (cuStreamWaitValue32) that the host raises after the
-// launch; without stream memory operations, one note, and times include
-// submission. A device span is, per kernel, the GPU time of the
-// host-to-device copies queued on its stream since its previous kernel (each
-// timed by an event pair) plus the kernel's own.
-//
-// Interface (C, found with dlsym), thread-safe:
 //   size_t kle_kernel_timer_collect(double *Ms, size_t Max, int Wait)
 //   size_t kle_kernel_timer_collect_spans(double *Ms, size_t Max, int Wait)
-//     move up to Max completed kernel times (spans), ms in launch order,
-//     into Ms and return how many; Wait != 0 first waits for the launches
-//     pending at the call. Spans are recorded from the first _spans call on.
+//     move up to Max completed times (ms, launch order) into Ms; Wait != 0
+//     first waits for pending launches. Spans start at the first _spans call.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,8 +33,7 @@
 
 namespace {
 
-/// The real driver's entry point \p Name (the driver is this library's
-/// dependency, so it is loaded already).
+/// The real driver's entry point \p Name (a dependency: loaded already).
 template <typename FnTy> FnTy real(const char *Name) {
   void *H = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
   FnTy F = H ? reinterpret_cast<FnTy>(dlsym(H, Name)) : nullptr;
@@ -66,9 +54,8 @@ struct SpanTy {
   std::vector<std::pair<CUevent, CUevent>> Pairs;
 };
 
-/// Per context: a pinned 32-bit flag the stream waits on, and the next
-/// value to release. Released values only grow (atomic max), so launches
-/// from several threads on one stream cannot stall each other.
+/// Per context: a pinned flag the stream waits on and the next value to
+/// release (values only grow, so threads sharing a stream cannot stall).
 struct HoldTy {
   uint32_t *Host = nullptr;
   CUdeviceptr Dev = 0;
@@ -79,43 +66,48 @@ struct TimerTy {
   std::mutex M;
   std::map<CUcontext, HoldTy> Holds;
   bool HoldUnavailable = false;
-  std::deque<PendingTy> Pending; // launch order
+  std::deque<SpanTy> Pending; // kernels (one pair each), launch order
   std::map<CUcontext, std::vector<CUevent>> Free; // events belong to a context
   std::deque<double> DoneMs;
   /// Per stream: the timed copies queued since its last kernel.
   std::map<CUstream, SpanTy> OpenSpans;
   std::deque<SpanTy> PendingSpans; // launch order
   std::deque<double> DoneSpanMs;
-  /// Set by the first kle_kernel_timer_collect_spans: only then are copies
-  /// timed (kernel-only passes stay as they were).
+  /// Copies are timed only from the first kle_kernel_timer_collect_spans.
   std::atomic<bool> SpansWanted{false};
 
-  // Moves finished spans (in order) to DoneSpanMs; never waits.
-  void harvestSpans() {
-    while (!PendingSpans.empty()) {
-      SpanTy &S = PendingSpans.front();
-      if (cuEventQuery(S.Pairs.back().second) == CUDA_ERROR_NOT_READY)
+  /// Recycles \p S's events but those of its last \p Keep pairs (a span's
+  /// last pair is its kernel's, recycled with the kernel).
+  void recycle(const SpanTy &S, size_t Keep = 1) {
+    for (size_t I = 0; I + Keep < S.Pairs.size(); ++I)
+      for (CUevent E : {S.Pairs[I].first, S.Pairs[I].second})
+        Free[S.Ctx].push_back(E);
+  }
+
+  /// Moves the finished entries of \p Q (in order) to \p Done; never waits.
+  void harvest(std::deque<SpanTy> &Q, std::deque<double> &Done, bool Spans) {
+    while (!Q.empty()) {
+      SpanTy &S = Q.front();
+      CUresult R = cuEventQuery(S.Pairs.back().second);
+      if (R == CUDA_ERROR_NOT_READY)
         return;
       double Sum = 0;
-      bool Ok = true;
+      bool Ok = Spans || R == CUDA_SUCCESS;
       for (auto &[B, E] : S.Pairs) {
         float Ms = 0;
-        Ok = Ok && cuEventSynchronize(E) == CUDA_SUCCESS &&
+        Ok = Ok && (!Spans || cuEventSynchronize(E) == CUDA_SUCCESS) &&
              cuEventElapsedTime(&Ms, B, E) == CUDA_SUCCESS;
         Sum += Ms;
       }
-      if (Ok) // else the span is lost
-        DoneSpanMs.push_back(Sum);
-      recycle(S);
-      PendingSpans.pop_front();
+      if (Ok) // else the time is lost
+        Done.push_back(Sum);
+      recycle(S, Spans ? 1 : 0);
+      Q.pop_front();
     }
   }
-  void recycle(SpanTy &S) {
-    // The kernel's pair is PendingTy's, recycled by harvest().
-    for (size_t I = 0; I + 1 < S.Pairs.size(); ++I) {
-      Free[S.Ctx].push_back(S.Pairs[I].first);
-      Free[S.Ctx].push_back(S.Pairs[I].second);
-    }
+  void harvestAll() { // spans first: harvest() recycles the kernels' events
+    harvest(PendingSpans, DoneSpanMs, /*Spans=*/true);
+    harvest(Pending, DoneMs, /*Spans=*/false);
   }
 
   CUevent event(CUcontext Ctx) {
@@ -129,23 +121,6 @@ struct TimerTy {
     if (cuEventCreate(&E, CU_EVENT_DEFAULT) != CUDA_SUCCESS)
       return nullptr;
     return E;
-  }
-
-  // Moves finished pairs (in order) to DoneMs; never waits.
-  void harvest() {
-    while (!Pending.empty()) {
-      PendingTy &P = Pending.front();
-      CUresult R = cuEventQuery(P.End);
-      if (R == CUDA_ERROR_NOT_READY)
-        return;
-      float Ms = 0;
-      if (R == CUDA_SUCCESS && // else the time is lost
-          cuEventElapsedTime(&Ms, P.Start, P.End) == CUDA_SUCCESS)
-        DoneMs.push_back(Ms);
-      Free[P.Ctx].push_back(P.Start);
-      Free[P.Ctx].push_back(P.End);
-      Pending.pop_front();
-    }
   }
 };
 
@@ -215,8 +190,7 @@ cuLaunchKernel(CUfunction F, unsigned GX, unsigned GY, unsigned GZ,
   if (Open != T.OpenSpans.end())
     T.OpenSpans.erase(Open);
   if (Timed && T.SpansWanted.load(std::memory_order_relaxed)) {
-    // The span's last pair is the kernel's own: spans are harvested before
-    // harvest() recycles the kernels' events (kle-bench drains both).
+    // The span's last pair is the kernel's own (harvestAll: spans first).
     S.Ctx = P.Ctx;
     S.Pairs.push_back({P.Start, P.End});
     T.PendingSpans.push_back(std::move(S));
@@ -224,9 +198,8 @@ cuLaunchKernel(CUfunction F, unsigned GX, unsigned GY, unsigned GZ,
     T.recycle(S);
   }
   if (Timed) {
-    T.Pending.push_back(P);
-    T.harvestSpans();
-    T.harvest();
+    T.Pending.push_back({P.Ctx, {{P.Start, P.End}}});
+    T.harvestAll();
   } else {
     for (CUevent E : {P.Start, P.End})
       if (E)
@@ -237,8 +210,8 @@ cuLaunchKernel(CUfunction F, unsigned GX, unsigned GY, unsigned GZ,
 
 using CopyFnTy = CUresult (*)(CUdeviceptr, const void *, size_t, CUstream);
 
-// Host-to-device copies, timed for the device spans. The plugin looks up
-// cuMemcpyHtoDAsync_v2 (cuda.h maps the name).
+// Host-to-device copies, timed for the device spans (cuda.h maps the name
+// to cuMemcpyHtoDAsync_v2, which the plugin looks up).
 extern "C" __attribute__((visibility("default"))) CUresult
 cuMemcpyHtoDAsync(CUdeviceptr Dst, const void *Src, size_t Bytes,
                   CUstream Stream) {
@@ -276,28 +249,22 @@ cuMemcpyHtoDAsync(CUdeviceptr Dst, const void *Src, size_t Bytes,
 }
 
 namespace {
-/// Both collectors: waits (outside the lock: a pending launch may depend on
-/// work another thread is about to queue) for the pending kernels or spans,
-/// then moves up to Max finished times into Ms.
+/// Both collectors: waits outside the lock (a launch may depend on work
+/// another thread is about to queue), then moves up to Max times into Ms.
 size_t collect(double *Ms, size_t Max, int Wait, bool Spans) {
   TimerTy &T = timer();
   if (Wait) {
     std::vector<CUevent> Ends;
     {
       std::lock_guard<std::mutex> L(T.M);
-      if (Spans)
-        for (const SpanTy &S : T.PendingSpans)
-          Ends.push_back(S.Pairs.back().second);
-      else
-        for (const PendingTy &P : T.Pending)
-          Ends.push_back(P.End);
+      for (const SpanTy &S : Spans ? T.PendingSpans : T.Pending)
+        Ends.push_back(S.Pairs.back().second);
     }
     for (CUevent E : Ends)
       cuEventSynchronize(E);
   }
   std::lock_guard<std::mutex> L(T.M);
-  T.harvestSpans(); // before harvest() recycles the kernels' events
-  T.harvest();
+  T.harvestAll();
   std::deque<double> &Done = Spans ? T.DoneSpanMs : T.DoneMs;
   size_t N = 0;
   for (; N < Max && !Done.empty(); Done.pop_front())

@@ -1,7 +1,5 @@
-"""What every klebench.py command shares: the transport list, running
-programs, the KLE stats line, the one error exit (die), checking --out before
-any work, and one re-execution under Debian's python3 when a package is
-missing (require)."""
+"""What every klebench.py command shares: the transports, running programs,
+the KLE stats line, errors (die), --out checks and the packages (require)."""
 import json
 import os
 import re
@@ -12,17 +10,15 @@ import tempfile
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROG = "klebench"  # the running command's name in messages (set by klebench.py)
 
-# The KLE transports, in the order every tool runs and shows them: the one
-# list (klebench.py, scripts/transport-table.py, and bench/gpu's scripts
-# through `klebench.py transports`).
+# The KLE transports in the order every tool shows them: the one list.
 TRANSPORTS = ("zerocopy", "resident", "staged", "copy")
 
-# The CUDA driver stand-in's exit report on stderr: never a program's
-# complaint (its VIOLATION and FAILED lines are kept).
+STANDIN_UID = "CUDA-" + "KLE-STANDIN".encode().hex()  # the stand-in's devices
+# The CUDA driver stand-in's exit report on stderr: never a complaint.
 STANDIN_REPORT = re.compile(r"^kle-standin: (live|peak|launches=|calls )")
 
-# The runtime's LIBOMPTARGET_KLE_STATS=1 line: "omptarget KLE stats: device N:
-# launches copy=.. ...; fallbacks R=n ...; key=value ...".
+# LIBOMPTARGET_KLE_STATS=1's line: "... KLE stats: device N: launches
+# copy=..; fallbacks R=n ...; key=value ...".
 STATS_LINE = re.compile(r"KLE stats: device (?P<device>\d+): launches (?P<launches>[^;]*); "
                         r"fallbacks (?P<fallbacks>[^;]*);(?P<rest>.*)$")
 
@@ -41,19 +37,18 @@ def parse_stats(text):
 
 
 def stats_summary(stats):
-    """parse_stats() entries summed into "copy=.. staged=.. zerocopy=..
-    resident=..; fallbacks R=n ..." (" none" without a fallback), or None."""
+    """parse_stats() entries summed into "copy=.. staged=.. ...; fallbacks
+    R=n ..." ("none" without a fallback), or None."""
     if not stats:
         return None
-    sums = {"launches": {}, "fallbacks": {}}
+    launches, fallbacks = {}, {}
     for st in stats:
-        for key, total in sums.items():
+        for key, total in (("launches", launches), ("fallbacks", fallbacks)):
             for k, v in st[key].items():
                 total[k] = total.get(k, 0) + v
     order = ("copy", "staged", "zerocopy", "resident")
-    launches = sums["launches"]
     names = [t for t in order if t in launches] + sorted(set(launches) - set(order))
-    fb = " ".join("%s=%d" % kv for kv in sorted(sums["fallbacks"].items()) if kv[1])
+    fb = " ".join("%s=%d" % kv for kv in sorted(fallbacks.items()) if kv[1])
     return "%s; fallbacks %s" % (" ".join("%s=%d" % (t, launches[t]) for t in names),
                                  fb or "none")
 
@@ -62,6 +57,11 @@ def die(prog, msg, code=1):
     """One line "<prog>: error: <msg>" on stderr, then exit status code."""
     print("%s: error: %s" % (prog, msg), file=sys.stderr)
     sys.exit(code)
+
+
+def fail(msg, code=1):
+    """die() under the running command's name."""
+    die(PROG, msg, code)
 
 
 def git_revision():
@@ -75,7 +75,6 @@ def git_revision():
 
 
 def run(cmd, env, **kw):
-    """Run a command with env, capturing text stdout and stderr."""
     return subprocess.run(cmd, env=env, capture_output=True, text=True, **kw)
 
 
@@ -90,8 +89,7 @@ def run_or_timeout(cmd, env, timeout):
 
 
 def list_devices(bench, env, prog, cmd=None, timeout=120):
-    """[(number, uid)] of the "N UID" lines of `bench --list-devices` (or of
-    cmd); exits with one line if it cannot run or fails."""
+    """[(number, uid)] of `bench --list-devices` (or cmd); exits if it fails."""
     cmd = cmd or [bench, "--list-devices"]
     try:
         out = run(cmd, env, timeout=timeout)
@@ -105,13 +103,12 @@ def list_devices(bench, env, prog, cmd=None, timeout=120):
 
 
 def status(rc):
-    """A process's exit status in words."""
     return "killed by signal %d" % -rc if rc < 0 else "exit status %d" % rc
 
 
 def complaint(stderr, limit=400):
-    """A failed run's stderr on one line, without the stand-in's report: the
-    last lines that fit in about limit characters, joined with " | "."""
+    """A failed run's stderr (its last lines, about limit characters, without
+    the stand-in's report) on one line."""
     lines = [l.strip() for l in (stderr or "").splitlines()]
     lines = [l for l in lines if l and not STANDIN_REPORT.match(l)]
     if not lines:
@@ -125,10 +122,8 @@ def complaint(stderr, limit=400):
 
 
 def check_out(path, prog, example=None):
-    """Makes sure the results can be written before any work: into directory
-    path (created), or, with example (a file name for the message), to file
-    path (its directory created, an existing file untouched). Otherwise exits
-    with one line. Returns the absolute path."""
+    """The absolute path, checked writable before any work: directory path
+    (created), or with example (a file name for messages) file path."""
     if not path:
         die(prog, "--out is empty: name the directory the results go to")
     path = os.path.abspath(path)
@@ -158,9 +153,8 @@ def check_out(path, prog, example=None):
 
 
 def save(files, data, prog):
-    """Writes files ({path: function writing an open file}); if that fails
-    (--out changed during the run), saves data as JSON in a temporary file,
-    so no results are lost, and exits with one line naming both."""
+    """Writes files ({path: writer(f)}); if that fails, saves data as JSON in
+    a temporary file and exits naming it, so no results are lost."""
     try:
         for path, write in files.items():
             with open(path, "w", newline="") as f:
@@ -181,17 +175,14 @@ def save_json(path, data, prog):
     save({path: lambda f: json.dump(data, f, indent=1)}, data, prog)
 
 
-# numpy, scipy and matplotlib: Debian's python3-* packages (requirements.txt)
-# on /usr/bin/python3's path; another python without them re-executes the
-# command there, once.
+# numpy, scipy, matplotlib: Debian's python3-* (requirements.txt).
 SYSTEM_PYTHON = "/usr/bin/python3"
 _REEXEC_GUARD = "KLE_BENCH_REEXEC_FROM"
 
 
 def require(load, names, prog):
-    """load() (a function importing what a command needs); on ImportError,
-    re-executes the command once under /usr/bin/python3, else exits with one
-    line naming the Debian packages and pip's."""
+    """load() (importing what a command needs); on ImportError, re-executes
+    once under /usr/bin/python3, else exits naming the packages."""
     try:
         return load()
     except ImportError as e:
@@ -222,12 +213,11 @@ def _scipy():
 
 
 def require_scipy(prog=None):
-    """(numpy, scipy.stats), through require()."""
     return require(_scipy, ["numpy", "scipy"], prog or PROG)
 
 
 def transports(text, prog):
-    """The transports of a comma-separated --transports, each once."""
+    """The transports of a comma-separated --transports."""
     ts = text.split(",")
     bad = [t for t in ts if t not in TRANSPORTS]
     if bad or len(set(ts)) != len(ts):
@@ -235,6 +225,11 @@ def transports(text, prog):
             % ("unknown transport %r" % bad[0] if bad else "a transport named twice",
                ", ".join(TRANSPORTS)))
     return ts
+
+
+def natural_key(s):
+    """Sorts "teams:16" before "teams:132"."""
+    return [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", s) if p]
 
 
 def hms(s):

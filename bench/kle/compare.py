@@ -1,51 +1,29 @@
 """klebench.py compare: the KLE transports, the no-KLE baseline and the floor,
-interleaved launch by launch.
+interleaved launch by launch in one kle-bench process (docs/BENCHMARKS.md).
 
-One `kle-bench --interleave` process switches the transport (and, with
---waits, the CUDA plugin's wait) launch by launch in a balanced order
-(ABCDEF FEDCBA ...), so drift on a shared machine hits every unit alike; on
-a CUDA device the floor (kle-floor.h: the same work through the driver
-directly) is one more unit unless --no-floor. Per benchmark: each unit's
-median, p90, p99, multiple of the floor and CPU time per launch; the KLE cost
-table (steady and one-time host ns in the KLE path, device span and
-kernel-only time minus the baseline from a second pass through the kernel
-timer, end-to-end difference to copy, verdict) and every paired difference,
-each the median of per-cycle differences with a 95% block-bootstrap CI. On
-the CUDA driver stand-in every figure is host-side overhead only; a host
-device is refused (the host plugin has no KLE transports).
-
---ab NAME=PATH --ab NAME=PATH compares two kle-bench builds instead (e.g. two
-DeviceRTLs): each round runs each transport under both builds, one process
-each, the first build alternating; prints each build's median and the ratio
-of the first's to the second's with a 95% bootstrap CI, and zerocopy over
-resident per build.
-
-Outputs: the tables; <out>/kle-interleaved.json (meta, "distributions",
-"paired", "kle_cost", "samples_ns") and .csv (the paired rows), written after
-each pass; --out is checked before the first run.
+Per benchmark: each unit's distribution and multiple of the floor, the KLE
+cost table and every paired difference (median of per-cycle differences, 95%
+block-bootstrap CI), into <out>/kle-interleaved.{json,csv}. On the CUDA driver
+stand-in every figure is host-side overhead only; a host device is refused.
+--ab NAME=PATH --ab NAME=PATH compares two kle-bench builds instead, one
+process per build, transport and round.
 """
 import argparse
 import csv
-import functools
 import json
 import os
 import platform
 import re
 import shutil
-import statistics
 import subprocess
 import sys
 import time
 
 from kle import common, stats
-from kle.common import run, list_devices, complaint, status, hms, TRANSPORTS, REPO
+from kle.common import (run, list_devices, complaint, status, hms, TRANSPORTS, REPO,
+                        STANDIN_UID, fail as die)
 
 LONG_S = 3600  # plans estimated above this are refused without --force
-STANDIN_UID = "CUDA-" + "KLE-STANDIN".encode().hex()  # the stand-in's devices
-
-
-def die(msg, code=1):
-    common.die(common.PROG, msg, code)
 
 
 def note(msg):
@@ -57,10 +35,9 @@ def failed(what, res):
 
 
 def parse_interleaved(text):
-    """kle-bench --interleave's JSON as {benchmark: {"units", "samples" (a
-    cycles x units array of ns per launch), "path_ns", "cpu_ns" (and, with
-    the kernel timer, "kernel_us", "span_us") alike, "warmup_path_ns" and
-    "warmup_launches" ({unit: n})}}; exits if a cycle lacks a unit."""
+    """kle-bench --interleave's JSON as {benchmark: {"units", "samples" (cycles
+    x units, ns per launch), "path_ns", "cpu_ns" (and "kernel_us", "span_us")
+    alike, "warmup_path_ns", "warmup_launches"}}; exits if a cycle lacks a unit."""
     np, _ = common.require_scipy()
     try:
         doc = json.loads(text)
@@ -81,7 +58,6 @@ def parse_interleaved(text):
                                  % (name, cycles))
             cols["samples"] = cols.pop("ns")
             out[name] = dict(cols, units=units,
-                             launches_per_sample=int(b["launches_per_sample"]),
                              warmup_path_ns=dict(zip(units, b["warmup_path_ns"])),
                              warmup_launches=dict(zip(units, b["warmup_launches"])))
         return out
@@ -159,11 +135,12 @@ def interleaved(a, env, num, uid, driver, host_only, timer_dir):
     def write_csv(f):
         w = csv.DictWriter(f, fieldnames=list(meta) + fields)
         w.writeheader()
-        for r in data["paired"]:
-            w.writerow(dict(meta, **{k: r[k] for k in fields}))
-    save = functools.partial(common.save, {
-        os.path.join(a.out, "kle-interleaved.json"): lambda f: json.dump(data, f, indent=1),
-        os.path.join(a.out, "kle-interleaved.csv"): write_csv}, data, common.PROG)
+        w.writerows(dict(meta, **{k: r[k] for k in fields}) for r in data["paired"])
+
+    def save():
+        common.save({os.path.join(a.out, "kle-interleaved.json"):
+                     lambda f: json.dump(data, f, indent=1),
+                     os.path.join(a.out, "kle-interleaved.csv"): write_csv}, data, common.PROG)
 
     main_run = bench_run(env, "pass 1/%d (end-to-end, host ns in the KLE path)" % passes)
     # What ran (a runtime without the wait switch runs no wait variants).
@@ -191,8 +168,8 @@ def interleaved(a, env, num, uid, driver, host_only, timer_dir):
     print("%d cycles after %d warm-up cycles; order %s %s ...; differences are medians of "
           "paired differences per cycle, 95%% CI from a block bootstrap over consecutive "
           "cycles" % (a.cycles, a.warmup, order, order[::-1]))
-    # x floor: the median per-cycle ratio to the floor with its CI; cpu: the
-    # process's CPU time per launch and over wall time (1 = one core busy).
+    # x floor: the median per-cycle ratio to the floor with its CI; cpu/wall:
+    # 1 = one core busy.
     row = "%-34s %-14s %6s %10s %10s %10s %-22s %8s %8s"
     print("\n" + row % ("benchmark", "transport", "n", "median(us)", "p90(us)", "p99(us)",
                         "x floor [95% CI]", "cpu(us)", "cpu/wall"))
@@ -212,7 +189,6 @@ def interleaved(a, env, num, uid, driver, host_only, timer_dir):
                  "device span - baseline", "kernel-only - baseline", "end-to-end - copy",
                  "verdict"))
     for name, rep in reports.items():
-        b = main_run[name]
         pairs = {(p["transport"], p["reference"]): p for p in rep["paired"]}
         tb = timed.get(name, {})
         for i, u in enumerate(units):
@@ -220,7 +196,7 @@ def interleaved(a, env, num, uid, driver, host_only, timer_dir):
             if what in ("baseline", "floor"):
                 continue
             base_u, copy_u = (stats.unit_name(r, wait) for r in ("baseline", "copy"))
-            m, lo, hi = stats.paired_median_ci(b["path_ns"][:, i])
+            m, lo, hi = stats.paired_median_ci(main_run[name]["path_ns"][:, i])
             cost = {"benchmark": name, "transport": u, "steady_path_ns": m,
                     "steady_path_ns_ci": [lo, hi],
                     "one_time_path_ns": rep["one_time_path_ns"][u]}
@@ -229,8 +205,7 @@ def interleaved(a, env, num, uid, driver, host_only, timer_dir):
                 if key not in tb:
                     cells.append("-")
                     continue
-                col = tb[key]
-                d = stats.paired_median_ci(col[:, i] - col[:, units.index(base_u)])
+                d = stats.paired_median_ci(tb[key][:, i] - tb[key][:, units.index(base_u)])
                 cost[label + "_minus_baseline_us"] = list(d)
                 cells.append(ci(*d))
                 data["paired"].append({"benchmark": name, "measure": label, "transport": u,
@@ -238,17 +213,16 @@ def interleaved(a, env, num, uid, driver, host_only, timer_dir):
                                        "ci_low_us": d[1], "ci_high_us": d[2],
                                        "verdict": stats.verdict(d[1], d[2], base_u)})
             p = pairs.get((u, copy_u))
-            verdict = "-"
+            cost["verdict"] = "-"
             if p and u != copy_u:
                 d = [p["median_diff_us"], p["ci_low_us"], p["ci_high_us"]]
                 cells.append(ci(*d))
-                verdict = p["verdict"]
+                cost["verdict"] = p["verdict"]
                 cost["end_to_end_minus_copy_us"] = d
             else:
                 cells.append("-" if u != copy_u else "(reference)")
-            cost["verdict"] = verdict
             data["kle_cost"].append(cost)
-            print(row % tuple([name, u] + cells + [verdict]))
+            print(row % tuple([name, u] + cells + [cost["verdict"]]))
     print("\npaired end-to-end differences (transport - reference, us)")
     for name, rep in reports.items():
         for p in rep["paired"]:
@@ -261,6 +235,7 @@ def interleaved(a, env, num, uid, driver, host_only, timer_dir):
 
 def ab(a):
     """--ab: two kle-bench builds, one process per build, transport and round."""
+    np, _ = common.require_scipy()
     if len(a.ab) != 2 or any("=" not in b for b in a.ab):
         die("--ab wants exactly two NAME=PATH (the first is the numerator)", 2)
     benches = [tuple(b.split("=", 1)) for b in a.ab]
@@ -315,8 +290,7 @@ def ab(a):
                     samples.setdefault((name, t, b["run_name"]), []).append(us)
         note("round %d of %d done" % (rnd + 1, a.rounds))
     (na, _), (nb, _) = benches
-    names = sorted({k for (_, _, k) in samples}, key=lambda s: [
-        int(p) if p.isdigit() else p for p in re.split(r"(\d+)", s)])
+    names = sorted({k for (_, _, k) in samples}, key=common.natural_key)
     print("DeviceRTL A/B (%s, us, median of %d rounds x %d repetitions): %s / %s"
           % ("kernel-only" if timer else "per launch", a.rounds, a.repetitions, na, nb))
     print("%-56s %-9s %10s %10s %8s %18s" % ("benchmark", "transport", na, nb, "ratio", "95% CI"))
@@ -325,7 +299,7 @@ def ab(a):
             x, y = samples.get((na, t, k)), samples.get((nb, t, k))
             if x and y:
                 print("%-56s %-9s %10.2f %10.2f %8.3f   [%.3f, %.3f]"
-                      % ((k, t, statistics.median(x), statistics.median(y)) + stats.ratio_ci(x, y)))
+                      % ((k, t, np.median(x), np.median(y)) + stats.ratio_ci(x, y)))
     if "zerocopy" in transports and "resident" in transports:
         print("zerocopy / resident (target: at most 1.03 with >= 2 us of team work)")
         for k in names:
@@ -339,6 +313,32 @@ def ab(a):
             "samples": [{"bench": n, "transport": t, "benchmark": k, "us": v}
                         for (n, t, k), v in sorted(samples.items())]}, common.PROG)
     return 0
+
+
+def pick_device(a, env):
+    """(number, uid) of the device to run on; never a host device, and with
+    --standin only one of the stand-in's."""
+    devs = list_devices(a.bench, env, common.PROG)
+    pick = [d for d in devs if str(d[0]) == a.device] if a.device != "auto" else \
+        [d for d in devs if not d[1].startswith("x86_64")] + devs
+    if not pick:
+        die("no device %s (devices: %s)" % (a.device, devs) if a.device != "auto"
+            else "kle-bench sees no offload device")
+    num, uid = pick[0]
+    if a.standin and not uid.startswith(STANDIN_UID):
+        if not any(u.startswith("CUDA") for _, u in devs):
+            die("--standin given but the stand-in exposes no CUDA device "
+                "(KLE_CUDA_STANDIN_DEVICES=0?); devices: %s"
+                % ", ".join("%d %s" % d for d in devs))
+        die("--standin given but device %d (%s) is not one of the stand-in's CUDA "
+            "devices (%s)" % (num, uid, ", ".join(
+                "%d %s" % d for d in devs if d[1].startswith(STANDIN_UID)) or "none"))
+    if uid.startswith("x86_64"):
+        die("device %d (%s) is a host device: the host plugin has no KLE "
+            "transports, so every zerocopy, resident and staged row would "
+            "measure copy; run on a GPU, or on the CUDA driver stand-in with "
+            "--standin DIR (host-side overhead only)" % (num, uid))
+    return num, uid
 
 
 def main(argv):
@@ -406,28 +406,8 @@ def main(argv):
             die("no libcuda.so.1 in --standin %s" % a.standin)
         env["LD_LIBRARY_PATH"] = a.standin + os.pathsep + env.get("LD_LIBRARY_PATH", "")
         env.setdefault("KLE_STANDIN_DELAY_US", "0:0")
-    devs = list_devices(a.bench, env, common.PROG)
-    pick = [d for d in devs if str(d[0]) == a.device] if a.device != "auto" else \
-        [d for d in devs if not d[1].startswith("x86_64")] + devs
-    if not pick:
-        die("no device %s (devices: %s)" % (a.device, devs) if a.device != "auto"
-            else "kle-bench sees no offload device")
-    num, uid = pick[0]
+    num, uid = pick_device(a, env)
     env["KLE_BENCH_DEVICE"] = str(num)
-    if a.standin and not uid.startswith(STANDIN_UID):
-        # Never benchmark another device and label it the stand-in.
-        if not any(u.startswith("CUDA") for _, u in devs):
-            die("--standin given but the stand-in exposes no CUDA device "
-                "(KLE_CUDA_STANDIN_DEVICES=0?); devices: %s"
-                % ", ".join("%d %s" % d for d in devs))
-        die("--standin given but device %d (%s) is not one of the stand-in's CUDA "
-            "devices (%s)" % (num, uid, ", ".join(
-                "%d %s" % d for d in devs if d[1].startswith(STANDIN_UID)) or "none"))
-    if uid.startswith("x86_64"):
-        die("device %d (%s) is a host device: the host plugin has no KLE "
-            "transports, so every zerocopy, resident and staged row would "
-            "measure copy; run on a GPU, or on the CUDA driver stand-in with "
-            "--standin DIR (host-side overhead only)" % (num, uid))
     standin = uid.startswith(STANDIN_UID)
     driver = "CUDA driver stand-in" if standin else "unknown"
     if not standin and shutil.which("nvidia-smi"):

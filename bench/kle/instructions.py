@@ -1,26 +1,15 @@
-"""klebench.py instructions: host instructions per launch of the KLE transports
-under callgrind; and the callgrind reading and differencing that launch-cost
-shares (callgrind, measure, per_unit).
-
-Runs `kle-bench --launches N` under `valgrind --tool=callgrind
---separate-threads=no` on the CUDA driver stand-in, per transport (forced, and
-checked launch by launch by the stand-in's KLE_STANDIN_EXPECT) for N1 < N2
-launches: Ir/launch = (Ir(N2) - Ir(N1)) / (N2 - N1), so start-up and tear-down
-cancel. Thread interleaving moves malloc's state a little, so each transport
-runs --repeat pairs: the KLE path rows come from the pair with the median "KLE
-path excl. driver calls", the whole process is its own median.
-
-Rows: the whole process; the KLE path incl. driver calls (every call into KLE
-code, KLE_FN, from outside it, plus the dataDelete calls of synchronize's and
-queryAsync's AssociatedAllocations loops, which free what KLE code put
-there); the driver calls made on it (callers traced by --separate-callers);
-the KLE path excl. driver calls (THE TARGET: zerocopy's and resident's each
-at most a quarter of copy's); its device allocations (dataAlloc from KLE code
-and those dataDelete calls); the rest. Then the whole process by component
-and calls per launch. The stand-in's driver calls are its CPU emulation, not
-the real driver's cost.
+"""klebench.py instructions: host instructions per launch of each KLE transport
+under callgrind on the CUDA driver stand-in, (Ir(N2) - Ir(N1)) / (N2 - N1),
+median of --repeat pairs of runs; and the callgrind reading that launch-cost
+shares (callgrind, per_unit). Rows: the whole process; the KLE path (calls
+into KLE code, KLE_FN, plus synchronize's and queryAsync's dataDelete of what
+KLE code allocated) with and without its driver calls and device allocations
+(the target: zerocopy's and resident's at most a quarter of copy's); then by
+component and calls per launch. The stand-in's driver calls are its CPU
+emulation, not the real driver's cost.
 """
 import argparse
+import collections
 import os
 import platform
 import re
@@ -31,11 +20,10 @@ import tempfile
 import time
 
 from kle import common
-from kle.common import list_devices, complaint, TRANSPORTS, REPO
+from kle.common import list_devices, complaint, TRANSPORTS, REPO, fail as die
 
-# KLE code: in the plugin namespace, whatever is named KLE (KLETransportTy,
-# KLESlotPoolTy, readKLEEnvInteger, benchKLETransport, ...), the slot's
-# hostState and toString of a KLE enum; not a device's supportsZeroCopyKLE.
+# KLE code: the plugin's *KLE* names, the slot's hostState and toString of a
+# KLE enum; not supportsZeroCopyKLE.
 KLE_FN = re.compile(r"^llvm::omp::target::plugin::(\w*KLE\w*(::|\()|hostState\(|"
                     r"toString\(llvm::omp::target::plugin::KLE\w*Ty\))")
 SYNC_FN = re.compile(r"^llvm::omp::target::plugin::GenericDeviceTy::(synchronize|queryAsync)\(")
@@ -43,8 +31,7 @@ DELETE_FN = re.compile(r"^llvm::omp::target::plugin::GenericDeviceTy::dataDelete
 ALLOC_FN = re.compile(r"^llvm::omp::target::plugin::GenericDeviceTy::dataAlloc\(")
 SEPARATE_CALLERS = 16
 
-# A process's parts by object file (component()); the plugin is the code of
-# namespace llvm::omp::target::plugin and the dlopen trampolines.
+# A process's parts by object file (component()).
 COMPONENTS = ("libomptarget", "plugin", "libomp", "LLVM", "libc", "loader",
               "stand-in", "program", "other")
 PLUGIN_FN = re.compile(r"^(llvm::omp::target::plugin::|cu[A-Z]\w*$|hsa_\w+$)")
@@ -67,22 +54,17 @@ COUNTED_CALLS = (
 )
 
 
-def die(msg, code=1):
-    common.die(common.PROG, msg, code)
-
-
-def base(fn):
-    """The function itself, without a --separate-callers context."""
+def base(fn):  # without a --separate-callers context
     return fn.split("'", 1)[0]
 
 
 def parse(path):
     """(total Ir, {(object, fn): self Ir}, {(object, callee): calls},
     {fn: object}, {(caller, callee): [calls, inclusive Ir]}) of a callgrind
-    file; --separate-callers contexts ("callee'caller1'...") kept in fn_ob
-    and edges."""
-    names = {}
-    self_ir, calls, fn_ob, edges = {}, {}, {}, {}
+    file; --separate-callers contexts kept in fn_ob and edges."""
+    names, fn_ob = {}, {}
+    self_ir, calls = collections.Counter(), collections.Counter()
+    edges = collections.defaultdict(lambda: [0, 0])
 
     def name(kind, s):
         m = re.match(r"\((\d+)\)\s*(.*)$", s)
@@ -105,12 +87,12 @@ def parse(path):
                 costs = line.split()[npos:]
                 ir = int(costs[ir_col]) if ir_col < len(costs) else 0
                 if pending:  # the inclusive cost of a call
-                    e = edges.setdefault((fn, cfn), [0, 0])
+                    e = edges[fn, cfn]
                     e[0] += pending
                     e[1] += ir
                     pending = 0
                 else:
-                    self_ir[ob, base(fn)] = self_ir.get((ob, base(fn)), 0) + ir
+                    self_ir[ob, base(fn)] += ir
                 continue
             key, _, val = line.partition("=")
             if key in ("fn", "cfn", "jfn"):
@@ -127,8 +109,7 @@ def parse(path):
                 name("fl", val)
             elif key == "calls":
                 pending = int(val.split()[0])
-                k = (cob or ob, base(cfn))
-                calls[k] = calls.get(k, 0) + pending
+                calls[cob or ob, base(cfn)] += pending
                 cob = None
             elif line.startswith("events:"):
                 events = line.split(":", 1)[1].split()
@@ -146,7 +127,6 @@ def parse(path):
 
 
 def component(fn, ob):
-    """The component (one of COMPONENTS) of function fn in object file ob."""
     b = os.path.basename(ob or "")
     if b.startswith("libomptarget"):
         return "plugin" if PLUGIN_FN.search(fn) else "libomptarget"
@@ -157,9 +137,8 @@ def component(fn, ob):
 
 
 def kle_depth(chain):
-    """Where a call with this caller chain (innermost first) enters the KLE
-    path (the index of the first KLE function, or of dataDelete called from
-    synchronize/queryAsync), or None."""
+    """The index in a caller chain (innermost first) where the KLE path
+    starts, or None."""
     for i, f in enumerate(chain):
         if KLE_FN.search(f) or (DELETE_FN.search(f) and i + 1 < len(chain)
                                 and SYNC_FN.search(chain[i + 1])):
@@ -168,7 +147,7 @@ def kle_depth(chain):
 
 
 def measure(path):
-    """The figures of one callgrind file (whole run, not per launch)."""
+    """The figures of one callgrind file (whole run)."""
     total, self_ir, calls, fn_ob, edges = parse(path)
     m = {"total": total, "kle": 0, "kle_driver": 0, "kle_entries": {},
          "kle_driver_calls": {}, "kle_data_alloc": [0, 0], "kle_data_delete": [0, 0],
@@ -201,8 +180,7 @@ def measure(path):
             m["kle"] += ir
             add("kle_data_delete", n, ir)
             add("kle_entries", n, ir, "dataDelete from " + SYNC_FN.search(cb).group(1))
-        # Into the driver on the KLE path: the callee's context lists its
-        # callers, innermost (caller itself) first.
+        # Into the driver on the KLE path (the context: callers, innermost first).
         if is_driver(callee) and not is_driver(caller):
             at = kle_depth(callee.split("'")[1:])
             if at is not None:
@@ -223,9 +201,8 @@ def per_unit(r1, r2, dn):
 
 
 def callgrind(a, cmd, env, tag, done, extra=()):
-    """(measure() of cmd under callgrind, its stderr); cmd's last argument is
-    a count. Exits with one line if it fails, times out or does not print
-    done."""
+    """(measure() of cmd under callgrind, its stderr); exits with one line
+    unless it prints done."""
     out = os.path.join(a.tmp, "cg.%s.%s.out" % (tag, cmd[-1]))
     vg = [a.valgrind, "--tool=callgrind", "-q", "--separate-threads=no", "--dump-instr=no",
           "--dump-line=no"] + list(extra) + ["--callgrind-out-file=" + out] + cmd
@@ -264,8 +241,7 @@ def run_pair(a, env, t, n1, n2):
         a.runs_done += 1
         print("%s: run %d/%d: valgrind kle-bench --launches %d under %s"
               % (common.PROG, a.runs_done, a.runs, n, t), file=sys.stderr, flush=True)
-        # KLE_STANDIN_EXPECT: a fallback to copy fails the run (not _STATS or
-        # _INFO: they would add work to the KLE path).
+        # KLE_STANDIN_EXPECT: a fallback fails the run.
         r, err = callgrind(a, [a.bench, "--launches", str(n)],
                       dict(env, LIBOMPTARGET_KLE_TRANSPORT=t, KLE_STANDIN_EXPECT=t), t,
                       "launches done", ["--separate-callers%d=cu*" % SEPARATE_CALLERS])
@@ -348,8 +324,6 @@ def main(argv):
         for t in transports:
             reps = sorted((run_pair(a, env, t, n1, n2) for _ in range(a.repeat)),
                           key=lambda r: r["kle_path_excl_driver"])
-            # The median pair by the target's metric (a column adds up); the
-            # whole process its own median.
             res = {k: v for k, v in reps[(len(reps) - 1) // 2].items() if k != "runs"}
             res["whole_process"] = sorted(r["whole_process"] for r in reps)[(len(reps) - 1) // 2]
             res["range"] = {k: [min(r[k] for r in reps), max(r[k] for r in reps)]
@@ -379,8 +353,6 @@ def main(argv):
     table([(k, "  " + k) for k, _ in COUNTED_CALLS], "%12.2f", "calls")
     print("Stock LLVM 22.1.8 side by side: bench/klebench.py launch-cost instructions.")
 
-    # The target: the KLE path (excluding the driver's emulated work) of
-    # zerocopy and resident at most a quarter of copy's.
     key, limit, target = "kle_path_excl_driver", 0.25, None
     judged = [t for t in ("zerocopy", "resident") if t in results]
     if judged and "copy" in results:

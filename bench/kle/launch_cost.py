@@ -1,47 +1,26 @@
 """klebench.py launch-cost: host work per target region, the fork against stock
-LLVM 22.1.8.
+LLVM 22.1.8 (bench/launch-cost; stock's libraries from scripts/build-stock.sh).
 
-Runs bench/launch-cost, built against the fork; stock's libraries (from
-scripts/build-stock.sh) go first on LD_LIBRARY_PATH for the stock runs.
-
-  launch-cost instructions [--device cuda|host|both] [--stock DIR:DIR]
-      whole-process instructions per region under callgrind, (Ir(N2) -
-      Ir(N1)) / (N2 - N1), per component and with counted calls per region
-      (kle/instructions.py). On the CUDA driver stand-in: the synchronous
-      1-team reduction under resident and copy (stock: upstream's KLE path),
-      the same region without a reduction, and a pipelined nowait batch; on
-      the host device (OMP_NUM_THREADS=1): the reduction region.
-  launch-cost calls --device host|cuda --forbid dlsym,strtol
-      the fork's counted calls per reduction region; exit status 1 if a
-      forbidden one is not 0 (test/host/launch_path_calls.test).
-  launch-cost latency --stock DIR:DIR [--pairs P] [--device host|cuda]
-                      [--kind reduction[:T][@P]|baseline[:T][@P]|nowait]
-      region latency from P interleaved pairs of processes (fork, stock; the
-      order alternating), each printing the median ns and CPU ns per region
-      of its samples: the median fork/stock ratio over the pairs with a 95%
-      CI. With --device cuda (the stand-in) each process also runs the floor
-      (kle-floor.h) sample by sample, and fork and stock are reported as
-      multiples of it. @P: from P host threads at once.
-
-Counts repeat from run to run; only the latency mode times, as a paired
-ratio. JSON of every figure goes to --out.
+  instructions  whole-process Ir per region under callgrind, (Ir(N2) -
+                Ir(N1)) / (N2 - N1), by component, with counted calls
+  calls         the fork's counted calls per region; exit status 1 if a
+                --forbid one is not 0
+  latency       region latency from --pairs interleaved pairs of processes:
+                the median fork/stock ratio with a 95% CI; --device cuda also
+                reports each as a multiple of the floor (kle-floor.h)
 """
 import argparse
 import glob
 import os
+import re
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 
 from kle import common, stats
 from kle import instructions as cg
-from kle.common import REPO
-
-
-def die(msg, code=1):
-    common.die(common.PROG, msg, code)
+from kle.common import REPO, fail as die
 
 
 def env_for(a, runtime, device, transport=None):
@@ -53,13 +32,10 @@ def env_for(a, runtime, device, transport=None):
         path = path + [a.standin]
         env.update(KLE_STANDIN_DELAY_US="0:0", KLE_STANDIN_SEED="1")
     env["LD_LIBRARY_PATH"] = os.pathsep.join(path + [env.get("LD_LIBRARY_PATH", "")])
-    # Idle libomp threads sleep at once instead of spinning for 200 ms, which
-    # would count as instructions per region.
+    # Idle libomp threads sleep at once (spinning would count as instructions).
     env.update(OMP_NUM_THREADS="1", KMP_BLOCKTIME="0")
     if transport:
         env["LIBOMPTARGET_KLE_TRANSPORT"] = transport
-    # The device: the first CUDA one (the stand-in's) for cuda; for host,
-    # the first one, with no GPU driver on the path.
     devs = common.list_devices(a.bench, env, common.PROG, cmd=[a.bench, "devices"])
     if not devs:
         die("%s devices found no device" % a.bench)
@@ -71,15 +47,12 @@ def env_for(a, runtime, device, transport=None):
 
 
 def per_region(a, env, kind, tag):
-    """Figures per region of the pair of runs with the median total among
-    --repeat pairs, and the range of the totals."""
+    """Figures per region of the median of --repeat pairs of runs."""
     reps = []
     for _ in range(a.repeat):
         p1, p2 = (cg.callgrind(a, [a.bench, kind, str(n)], env, tag, "regions done")[0]
                   for n in (a.n1, a.n2))
         if p2["total"] < p1["total"]:
-            # More regions cannot take fewer instructions: the run-to-run
-            # variation exceeds N2 - N1 regions' work.
             die("%s: %d regions took fewer instructions than %d (%d < %d): N2 - N1 "
                 "= %d regions is too few for the run-to-run variation; widen "
                 "--launches (default 50,150)" % (tag, a.n2, a.n1, p2["total"], p1["total"],
@@ -148,7 +121,7 @@ def calls(a):
 
 
 def latency(a):
-    common.require_scipy()
+    np, _ = common.require_scipy()
     dev = "cuda" if a.device == "cuda" else "host"
     floor = dev == "cuda"
     pairs = []
@@ -169,10 +142,10 @@ def latency(a):
                     v.setdefault(k, []).append(float(x))
             if not v.get("ns_per_region") or (floor and not v.get("floor_ns_per_region")):
                 die("%s (%s) printed no samples: %s" % (" ".join(cmd), rt, r.stdout[-200:]))
-            got[rt] = {k: statistics.median(x) for k, x in v.items()}
+            got[rt] = {k: float(np.median(x)) for k, x in v.items()}
             if floor:  # paired in the process: each sample over its floor
-                got[rt]["x_floor"] = statistics.median(
-                    x / f for x, f in zip(v["ns_per_region"], v["floor_ns_per_region"]))
+                got[rt]["x_floor"] = float(np.median(
+                    np.divide(v["ns_per_region"], v["floor_ns_per_region"])))
         pairs.append(got)
         print("pair %d: fork %.0f ns, stock %.0f ns, ratio %.3f" %
               (i + 1, got["fork"]["ns_per_region"], got["stock"]["ns_per_region"],
@@ -186,7 +159,7 @@ def latency(a):
             [(p[r], "floor_") for p in pairs for r in ("fork", "stock")]
         for k in ("ns_per_region", "cpu_ns_per_region"):
             if (src[0][1] + k) in src[0][0]:
-                res["%s_%s" % (rt, k)] = statistics.median(x[pre + k] for x, pre in src)
+                res["%s_%s" % (rt, k)] = float(np.median([x[pre + k] for x, pre in src]))
         if floor and rt != "floor":
             res[rt + "_x_floor"] = list(stats.paired_median_ci([p[rt]["x_floor"] for p in pairs]))
     where = "CUDA DRIVER STAND-IN (host-side overhead only)" if floor else "HOST DEVICE"
@@ -235,11 +208,8 @@ def main(argv):
         die("--launches wants N1,N2, not %r" % a.launches)
     if not 1 <= a.n1 < a.n2:  # N1 = 0 would count the one-time start-up
         die("--launches wants 1 <= N1 < N2, not %r" % a.launches)
-    kt, _, p = a.kind.partition("@")
-    k, _, t = kt.partition(":")
-    if k not in ("reduction", "baseline", "nowait") or (
-            ":" in a.kind and (k == "nowait" or not t.isdigit() or not 1 <= int(t) <= 65536)) or (
-            "@" in a.kind and (k == "nowait" or not p.isdigit() or not 2 <= int(p) <= 64)):
+    m = re.fullmatch(r"nowait|(?:reduction|baseline)(?::(\d+))?(?:@(\d+))?", a.kind)
+    if not m or not 1 <= int(m[1] or 1) <= 65536 or not 2 <= int(m[2] or 2) <= 64:
         die("--kind wants reduction[:TEAMS][@THREADS], baseline[:TEAMS][@THREADS] (1 to "
             "65536 teams, 2 to 64 host threads) or nowait, not %r" % a.kind)
     for name in ("repeat", "pairs", "regions", "samples"):

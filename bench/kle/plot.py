@@ -1,17 +1,11 @@
-"""klebench.py plot: draw a compare run's kle-interleaved.json.
-
-  klebench.py plot <kle-interleaved.json> [-o out.png|.svg|.pdf]
-
-One panel per benchmark and measure of the paired differences: per unit, the
-median per-cycle difference to its reference with the 95% CI as a bar. The
-format follows -o's extension (none: PNG under that name; an unknown one is
-an error before anything is drawn); default kle-interleaved.png next to the
+"""klebench.py plot: draw a compare run's kle-interleaved.json, one panel per
+benchmark and measure of the paired differences with their 95% CIs, in the
+format of -o's extension (none: PNG); default kle-interleaved.png next to the
 JSON. Errors are one line, exit status 2.
 """
 import argparse
 import json
 import os
-import re
 
 from kle import common
 from kle.common import TRANSPORTS
@@ -29,11 +23,6 @@ def die(msg):
 class Parser(argparse.ArgumentParser):
     def error(self, message):
         die(message + " (usage: klebench.py plot <kle-interleaved.json> [-o out.png|.svg|.pdf])")
-
-
-def natural_key(s):
-    return [(0, int(p), "") if p.isdigit() else (1, 0, p)
-            for p in re.split(r"(\d+)", s) if p]
 
 
 def fmt_us(v):
@@ -75,7 +64,6 @@ def main(argv):
     out = a.output or os.path.join(os.path.dirname(os.path.abspath(a.json)),
                                    "kle-interleaved.png")
     plt, transforms = common.require(_matplotlib, ["matplotlib"], common.PROG)
-    # Without an extension: PNG under that name (savefig would add ".png").
     ext = os.path.splitext(out)[1][1:].lower()
     formats = plt.gcf().canvas.get_supported_filetypes()
     plt.close("all")
@@ -85,7 +73,7 @@ def main(argv):
     for p in paired:
         p.setdefault("measure", "end_to_end")
     names = sorted({(p["benchmark"], p["measure"]) for p in paired},
-                   key=lambda k: (natural_key(k[0]), k[1]))
+                   key=lambda k: (common.natural_key(k[0]), k[1]))
     meta = data.get("meta") if isinstance(data.get("meta"), dict) else {}
     fig, axes = plt.subplots(len(names), 1, figsize=(11.5, 1.0 + 2.4 * len(names)),
                              squeeze=False)

@@ -1,15 +1,14 @@
-"""The statistics of every klebench.py command: distributions, the median of
-paired differences or ratios with a moving-block bootstrap CI (one process's
-cycles are not independent), the ratio of two medians (two builds). Every CI
-is scipy.stats.bootstrap's 95% percentile interval with a fixed seed."""
+"""The statistics of every klebench.py command. Every CI is
+scipy.stats.bootstrap's 95% percentile interval with a fixed seed; paired
+ones resample blocks of consecutive cycles (a process's cycles are not
+independent)."""
 import math
 
 from kle.common import require_scipy as _np
 
 
 def block_length(cycles):
-    """Bootstrap block length in cycles: about cycles^(1/3), even (an ABCD
-    DCBA pair of cycles stays together), at least 2."""
+    """About cycles^(1/3), even (an ABCD DCBA pair stays together), >= 2."""
     b = int(round(cycles ** (1.0 / 3)))
     return max(2, b + (b % 2))
 
@@ -22,14 +21,13 @@ def distribution(values_us):
             "p90_us": float(np.percentile(v, 90)), "p99_us": float(np.percentile(v, 99))}
 
 
-def paired_median_ci(diffs, block=None, resamples=2000, seed=12345):
+def paired_median_ci(diffs, resamples=2000, seed=12345):
     """(median, low, high) of paired differences (or ratios), one per cycle
-    in order; the CI resamples whole runs of block consecutive cycles. NaN
-    (verdict "not resolved") with fewer than two block starts."""
+    in order; NaN bounds with fewer than two block starts."""
     np, st = _np()
     d = np.asarray(diffs, dtype=float)
     n = d.size
-    b = min(block or block_length(n), n)
+    b = min(block_length(n), n)
     starts = n - b + 1
     if starts < 2:
         return float(np.median(d)), float("nan"), float("nan")
@@ -69,25 +67,21 @@ def verdict(low, high, reference="copy"):
 
 
 def unit_parts(unit):
-    """(what, wait) of a unit: "resident" -> ("resident", ""), "copy/poll" ->
-    ("copy", "poll"); what is a transport, "baseline" or "floor"."""
+    """"copy/poll" -> ("copy", "poll"), "floor" -> ("floor", "")."""
     what, _, wait = unit.partition("/")
     return what, wait
 
 
 def unit_name(what, wait):
-    """The unit name of what under wait ("" = no wait axis)."""
     return what + "/" + wait if wait else what
 
 
 def interleaved_report(bench):
-    """One parse_interleaved() benchmark's {"dist": {unit: distribution with
-    "x_floor" [median, low, high] (per-cycle ratio to the floor), "cpu_us"
-    (median CPU time per launch), "cpu_per_wall"}, "paired": [{"transport",
-    "reference", "median_diff_us", "ci_low_us", "ci_high_us", "verdict"}]
-    (each transport against copy and the baseline under its wait, then each
-    unit under another wait against itself under "block", else the first
-    wait), "steady_path_ns": {unit: median}, "one_time_path_ns": {unit}}."""
+    """One parse_interleaved() benchmark's {"dist": {unit: distribution, with
+    "x_floor" [median, low, high], "cpu_us", "cpu_per_wall"}, "paired": [each
+    transport against copy and the baseline under its wait, then each unit
+    against itself under "block" (else the first wait)], "steady_path_ns",
+    "one_time_path_ns"}."""
     np, _ = _np()
     units, ns = bench["units"], bench["samples"]
     us = ns / 1e3
