@@ -9,7 +9,9 @@
 // dependence wait) while hidden helper tasks are pending (target tasks queued
 // for the hidden helper threads, or handed to libomptarget to complete:
 // __tgt_target_nowait_defer) sleeps until a hidden helper task completes,
-// instead of spinning over its empty queue. Included by kmp_tasking.cpp only.
+// instead of spinning over its empty queue; and a hard pause lets the hidden
+// helper team finish that work before it ends the team. Included by
+// kmp_tasking.cpp only.
 //
 //===----------------------------------------------------------------------===//
 
@@ -121,6 +123,30 @@ __kmp_deferred_target_idle(kmp_int32 gtid, std::atomic<kmp_int32> *Children,
   (void)Children;
   (void)IdleSinceNs;
 #endif
+}
+
+/// Waits until no hidden helper task is queued or handed over (once
+/// libomptarget has taken a target task over), sleeping as
+/// __kmp_deferred_target_idle does, at most 1 ms at a time. No time limit, as
+/// at exit: a target task the program did not wait for may run for minutes.
+/// Called before a hard pause ends the hidden helper team, which must still
+/// run the tasks waited for.
+static inline void __kmp_deferred_target_drain() {
+  while (__kmp_hidden_helper_work_pending()) {
+#if KMP_OS_LINUX
+    kmp_uint32 Seq = __kmp_deferred_target_seq.load(std::memory_order_seq_cst);
+    __kmp_deferred_target_sleepers.fetch_add(1, std::memory_order_seq_cst);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (__kmp_hidden_helper_work_pending()) {
+      struct timespec Timeout = {0, 1000000};
+      syscall(SYS_futex, &__kmp_deferred_target_seq, FUTEX_WAIT_PRIVATE, Seq,
+              &Timeout, nullptr, 0);
+    }
+    __kmp_deferred_target_sleepers.fetch_sub(1, std::memory_order_seq_cst);
+#else
+    KMP_YIELD(TRUE);
+#endif
+  }
 }
 
 #endif // KMP_DEFERRED_TARGET_WAIT_H
