@@ -56,13 +56,19 @@ static inline kmp_uint64 __kmp_deferred_target_now_ns() {
 }
 #endif
 
-/// Hidden helper tasks queued, or target tasks handed over, in a process
-/// where libomptarget takes target tasks over.
+/// Hidden helper tasks allocated and not completed: queued, running, waiting
+/// for dependences, or handed to libomptarget.
+static inline bool __kmp_hidden_helper_tasks_unfinished() {
+  return __kmp_deferred_target_tasks.load(std::memory_order_acquire) != 0 ||
+         __kmp_unexecuted_hidden_helper_tasks.load(std::memory_order_acquire) !=
+             0;
+}
+
+/// Hidden helper tasks unfinished in a process where libomptarget takes
+/// target tasks over.
 static inline bool __kmp_hidden_helper_work_pending() {
   return __kmp_deferred_target_seen.load(std::memory_order_relaxed) &&
-         (__kmp_deferred_target_tasks.load(std::memory_order_acquire) != 0 ||
-          __kmp_unexecuted_hidden_helper_tasks.load(
-              std::memory_order_acquire) != 0);
+         __kmp_hidden_helper_tasks_unfinished();
 }
 
 /// Wakes the threads sleeping in __kmp_deferred_target_idle. Called after a
@@ -86,11 +92,31 @@ static inline void __kmp_deferred_target_reset_sleepers() {
 #endif
 }
 
+#if KMP_OS_LINUX
+/// Sleeps until __kmp_deferred_target_progress or for \p TimeoutNs (under 1 s),
+/// unless \p Pending() is false once the caller is registered as a sleeper
+/// (so that no wake-up is missed). Returns whether progress was made.
+template <typename PendingTy>
+static inline bool __kmp_deferred_target_sleep(kmp_uint64 TimeoutNs,
+                                               PendingTy Pending) {
+  kmp_uint32 Seq = __kmp_deferred_target_seq.load(std::memory_order_seq_cst);
+  __kmp_deferred_target_sleepers.fetch_add(1, std::memory_order_seq_cst);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (Pending()) {
+    struct timespec Timeout = {0, (long)TimeoutNs};
+    syscall(SYS_futex, &__kmp_deferred_target_seq, FUTEX_WAIT_PRIVATE, Seq,
+            &Timeout, nullptr, 0);
+  }
+  __kmp_deferred_target_sleepers.fetch_sub(1, std::memory_order_seq_cst);
+  return __kmp_deferred_target_seq.load(std::memory_order_acquire) != Seq;
+}
+#endif
+
 /// Called by a thread that found no task to run while \p Children (its
-/// current task's incomplete children) is not zero. While hidden helper tasks
-/// are pending (once libomptarget has taken a target task over), sleeps until __kmp_deferred_target_progress or for an eighth
-/// of the time this wait has lasted (\p IdleSinceNs, 0 when it starts; reset
-/// on progress), 10 us to 1 ms; otherwise returns at once, as upstream spins.
+/// current task's incomplete children) is not zero. While hidden helper work
+/// is pending, sleeps until __kmp_deferred_target_progress or for an eighth of
+/// the time this wait has lasted (\p IdleSinceNs, 0 when it starts; reset on
+/// progress), 10 us to 1 ms; otherwise returns at once, as upstream spins.
 /// Hidden helper threads never sleep here.
 static inline void
 __kmp_deferred_target_idle(kmp_int32 gtid, std::atomic<kmp_int32> *Children,
@@ -106,17 +132,10 @@ __kmp_deferred_target_idle(kmp_int32 gtid, std::atomic<kmp_int32> *Children,
     WaitNs = 10000;
   if (WaitNs > 1000000)
     WaitNs = 1000000;
-  kmp_uint32 Seq = __kmp_deferred_target_seq.load(std::memory_order_seq_cst);
-  __kmp_deferred_target_sleepers.fetch_add(1, std::memory_order_seq_cst);
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (Children->load(std::memory_order_acquire) != 0 &&
-      __kmp_hidden_helper_work_pending()) {
-    struct timespec Timeout = {0, (long)WaitNs};
-    syscall(SYS_futex, &__kmp_deferred_target_seq, FUTEX_WAIT_PRIVATE, Seq,
-            &Timeout, nullptr, 0);
-  }
-  __kmp_deferred_target_sleepers.fetch_sub(1, std::memory_order_seq_cst);
-  if (__kmp_deferred_target_seq.load(std::memory_order_acquire) != Seq)
+  if (__kmp_deferred_target_sleep(WaitNs, [Children] {
+        return Children->load(std::memory_order_acquire) != 0 &&
+               __kmp_hidden_helper_work_pending();
+      }))
     *IdleSinceNs = 0;
 #else
   (void)gtid;
@@ -125,24 +144,16 @@ __kmp_deferred_target_idle(kmp_int32 gtid, std::atomic<kmp_int32> *Children,
 #endif
 }
 
-/// Waits until no hidden helper task is queued or handed over (once
-/// libomptarget has taken a target task over), sleeping as
-/// __kmp_deferred_target_idle does, at most 1 ms at a time. No time limit, as
-/// at exit: a target task the program did not wait for may run for minutes.
-/// Called before a hard pause ends the hidden helper team, which must still
-/// run the tasks waited for.
+/// Waits until no hidden helper task is unfinished, sleeping 1 ms at most at
+/// a time. No time limit, as at exit: a target task the program did not wait
+/// for may run for minutes. Called before a hard pause ends the hidden helper
+/// team, which must still run every task allocated for it (whether or not
+/// libomptarget takes target tasks over: the team's end does not run queued
+/// ones).
 static inline void __kmp_deferred_target_drain() {
-  while (__kmp_hidden_helper_work_pending()) {
+  while (__kmp_hidden_helper_tasks_unfinished()) {
 #if KMP_OS_LINUX
-    kmp_uint32 Seq = __kmp_deferred_target_seq.load(std::memory_order_seq_cst);
-    __kmp_deferred_target_sleepers.fetch_add(1, std::memory_order_seq_cst);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (__kmp_hidden_helper_work_pending()) {
-      struct timespec Timeout = {0, 1000000};
-      syscall(SYS_futex, &__kmp_deferred_target_seq, FUTEX_WAIT_PRIVATE, Seq,
-              &Timeout, nullptr, 0);
-    }
-    __kmp_deferred_target_sleepers.fetch_sub(1, std::memory_order_seq_cst);
+    __kmp_deferred_target_sleep(1000000, __kmp_hidden_helper_tasks_unfinished);
 #else
     KMP_YIELD(TRUE);
 #endif
