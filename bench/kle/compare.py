@@ -15,23 +15,19 @@ import os
 import platform
 import re
 import shutil
-import subprocess
 import sys
 import time
 
 from kle import common, stats
-from kle.common import (run, list_devices, complaint, status, hms, TRANSPORTS, REPO,
+from kle.common import (run, run_checked, list_devices, complaint, hms, TRANSPORTS, REPO,
                         STANDIN_UID, fail as die)
 
 LONG_S = 3600  # plans estimated above this are refused without --force
+AB_REPETITIONS = 3  # --ab: Google Benchmark repetitions per process
 
 
 def note(msg):
     print(common.PROG + ": " + msg, file=sys.stderr, flush=True)
-
-
-def failed(what, res):
-    die("%s (%s): %s" % (what, status(res.returncode), complaint(res.stderr)))
 
 
 def parse_interleaved(text):
@@ -109,13 +105,8 @@ def interleaved(a, env, num, uid, driver, host_only, timer_dir):
     t0 = time.time()
 
     def bench_run(e, what):
-        try:
-            res = run(cmd, e, timeout=a.timeout)
-        except subprocess.TimeoutExpired:
-            die("kle-bench --interleave took longer than %d s (--timeout; %s)"
-                % (a.timeout, what))
-        if res.returncode:
-            failed("kle-bench --interleave failed (%s)" % what, res)
+        res = run_checked(cmd, e, a.timeout, "kle-bench --interleave (%s)" % what,
+                          "kle-bench --interleave failed (%s)" % what)
         for line in res.stderr.splitlines():
             if line.startswith("kle-bench: note:"):
                 print(line, file=sys.stderr, flush=True)
@@ -243,12 +234,9 @@ def ab(a):
         if not os.access(path, os.X_OK):
             die("--ab %s=%s is not an executable" % (name, path), 2)
     transports = common.transports(a.transports, common.PROG)
-    if a.rounds < 1 or a.repetitions < 1:
-        die("--rounds and --repetitions want at least 1", 2)
-    try:
-        if not float(a.min_time) > 0:
-            raise ValueError
-    except ValueError:
+    if a.rounds < 1:
+        die("--rounds wants at least 1", 2)
+    if not re.fullmatch(r"(\d+\.?\d*|\.\d+)(e-?\d+)?", a.min_time) or not float(a.min_time):
         die("--min-time wants a positive number of seconds, not %r" % a.min_time, 2)
     timer = "" if a.kernel_times in ("auto", "off") else a.kernel_times
     if timer and not os.path.exists(os.path.join(timer, "libcuda.so")):
@@ -263,36 +251,34 @@ def ab(a):
     if timer:
         env["LD_LIBRARY_PATH"] = timer + os.pathsep + env.get("LD_LIBRARY_PATH", "")
     samples = {}  # (build, transport, benchmark) -> [us]
+    to_us = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
     for rnd in range(a.rounds):
         for t in transports:
             for name, path in (benches if rnd % 2 == 0 else benches[::-1]):
-                cmd = [path, "--benchmark_filter=" + a.filter,
-                       "--benchmark_min_time=" + a.min_time,
-                       "--benchmark_repetitions=%d" % a.repetitions, "--benchmark_format=json"]
-                try:
-                    r = run(cmd, dict(env, LIBOMPTARGET_KLE_TRANSPORT=t), timeout=a.timeout)
-                except subprocess.TimeoutExpired:
-                    die("%s (%s) timed out after %d s" % (path, t, a.timeout))
-                if r.returncode:
-                    failed("%s under %s failed" % (path, t), r)
+                what = "%s under %s" % (path, t)
+                r = run_checked([path, "--benchmark_filter=" + a.filter,
+                                 "--benchmark_min_time=" + a.min_time,
+                                 "--benchmark_repetitions=%d" % AB_REPETITIONS,
+                                 "--benchmark_format=json"],
+                                dict(env, LIBOMPTARGET_KLE_TRANSPORT=t), a.timeout, what)
                 try:
                     rows = [b for b in json.loads(r.stdout).get("benchmarks", [])
                             if b.get("run_type") == "iteration"]
                 except ValueError:
-                    die("%s under %s printed no JSON: %s" % (path, t, complaint(r.stdout)))
+                    die("%s printed no JSON: %s" % (what, complaint(r.stdout)))
                 if not rows:
                     die("--filter %r selects no benchmark of %s (the Kernel* and "
                         "ReductionAfterWork ones need --kernel-times)" % (a.filter, path))
                 for b in rows:
                     if b.get("error_occurred"):
-                        die("%s under %s: %s: %s" % (path, t, b["name"], b.get("error_message")))
-                    us = b["real_time"] * {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}[b["time_unit"]]
-                    samples.setdefault((name, t, b["run_name"]), []).append(us)
+                        die("%s: %s: %s" % (what, b["name"], b.get("error_message")))
+                    samples.setdefault((name, t, b["run_name"]), []).append(
+                        b["real_time"] * to_us[b["time_unit"]])
         note("round %d of %d done" % (rnd + 1, a.rounds))
     (na, _), (nb, _) = benches
     names = sorted({k for (_, _, k) in samples}, key=common.natural_key)
     print("DeviceRTL A/B (%s, us, median of %d rounds x %d repetitions): %s / %s"
-          % ("kernel-only" if timer else "per launch", a.rounds, a.repetitions, na, nb))
+          % ("kernel-only" if timer else "per launch", a.rounds, AB_REPETITIONS, na, nb))
     print("%-56s %-9s %10s %10s %8s %18s" % ("benchmark", "transport", na, nb, "ratio", "95% CI"))
     for k in names:
         for t in transports:
@@ -379,7 +365,6 @@ def main(argv):
     ab_opts.add_argument("--filter", default="^(ReductionAfterWork|KernelReduction/teams:(1|132|16384)/)")
     ab_opts.add_argument("--rounds", type=int, default=2)
     ab_opts.add_argument("--min-time", default="0.05")
-    ab_opts.add_argument("--repetitions", type=int, default=3)
     ab_opts.add_argument("--json", default="", help="file for the raw samples")
     a = ap.parse_args(argv)
     if a.timeout < 1:
