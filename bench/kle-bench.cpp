@@ -526,13 +526,10 @@ int interleaveMain(int argc, char **argv) {
         if (std::count(Teams.begin(), Teams.end(), Teams[J]) > 1)
           fail("--teams: team count %ld named twice in \"%s\"", Teams[J], V);
     } else {
-      std::fprintf(stderr,
-                   "kle-bench: error: --interleave mode: unexpected argument "
-                   "\"%s\" (options: --interleave LIST --cycles N --warmup N "
-                   "--teams T[,T...] --batch N --waits W[,W...], each with "
-                   "its value, and --floor)\n",
-                   A);
-      return 2;
+      fail("--interleave mode: unexpected argument \"%s\" (options: "
+           "--interleave LIST --cycles N --warmup N --teams T[,T...] --batch N "
+           "--waits W[,W...], each with its value, and --floor)",
+           A);
     }
     ++I;
   }
