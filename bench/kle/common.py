@@ -230,15 +230,15 @@ def require_scipy(prog=None):
     return require(_scipy, ["numpy", "scipy"], prog or PROG)
 
 
-def transports(text, prog):
-    """The transports of a comma-separated --transports."""
-    ts = text.split(",")
-    bad = [t for t in ts if t not in TRANSPORTS]
-    if bad or len(set(ts)) != len(ts):
-        die(prog, "--transports: %s (valid: %s, comma-separated, each once)"
-            % ("unknown transport %r" % bad[0] if bad else "a transport named twice",
-               ", ".join(TRANSPORTS)))
-    return ts
+def choose(opt, text, valid, noun="transport"):
+    """The items of a comma-separated option, each one of valid, once."""
+    items = text.split(",")
+    bad = [x for x in items if x not in valid]
+    if bad or len(set(items)) != len(items):
+        fail("%s: %s (valid: %s, comma-separated, each once)"
+             % (opt, "unknown %s %r" % (noun, bad[0]) if bad else "a %s named twice" % noun,
+                ", ".join(valid)))
+    return items
 
 
 def natural_key(s):

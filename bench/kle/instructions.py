@@ -314,7 +314,7 @@ def main(argv):
     a = ap.parse_args(argv)
     check(a)
     n1, n2 = a.n1, a.n2
-    transports = common.transports(a.transports, prog)
+    transports = common.choose("--transports", a.transports, TRANSPORTS)
     a.out = common.check_out(a.out, prog, "kle-instructions.json")
     find_valgrind(a)
     if not os.access(a.bench, os.X_OK):
