@@ -187,11 +187,11 @@ CollectFnTy timerFn(const char *Name) {
   return reinterpret_cast<CollectFnTy>(F);
 }
 
-/// Waits for and sums (ms) every time \p Collect holds.
-double drainTimer(CollectFnTy Collect) {
+/// Waits for and sums (ms) every time \p Collect holds; \p Count: how many.
+double drainTimer(CollectFnTy Collect, size_t *Count = nullptr) {
   double Ms[64], Sum = 0;
   while (size_t N = Collect(Ms, 64, /*Wait=*/1))
-    for (size_t I = 0; I < N; ++I)
+    for (size_t I = 0; I < N; ++I, Count && ++*Count)
       Sum += Ms[I];
   return Sum;
 }
@@ -204,10 +204,8 @@ void timeKernels(benchmark::State &State, CollectFnTy Collect,
   drainTimer(Collect);
   for (auto _ : State) {
     benchmark::DoNotOptimize(Launch());
-    double Ms[16], Sum = 0;
-    size_t N = Collect(Ms, 16, /*Wait=*/1);
-    for (size_t I = 0; I < N; ++I)
-      Sum += Ms[I];
+    size_t N = 0;
+    double Sum = drainTimer(Collect, &N);
     if (!N) {
       State.SkipWithError("the kernel timer returned no time for a launch");
       break;
@@ -269,13 +267,12 @@ struct BenchHooksTy {
   int (*SetWait)(long long);
 };
 BenchHooksTy benchHooks() {
-  BenchHooksTy H;
-  H.SetTransport = reinterpret_cast<decltype(H.SetTransport)>(
-      dlsym(RTLD_DEFAULT, "__kle_bench_set_transport"));
-  H.PathNs = reinterpret_cast<decltype(H.PathNs)>(
-      dlsym(RTLD_DEFAULT, "__kle_bench_kle_path_ns"));
-  H.SetWait = reinterpret_cast<decltype(H.SetWait)>(
-      dlsym(RTLD_DEFAULT, "__kle_bench_set_wait"));
+  auto Sym = [](const char *Name) { return dlsym(RTLD_DEFAULT, Name); };
+  BenchHooksTy H{
+      reinterpret_cast<decltype(H.SetTransport)>(
+          Sym("__kle_bench_set_transport")),
+      reinterpret_cast<decltype(H.PathNs)>(Sym("__kle_bench_kle_path_ns")),
+      reinterpret_cast<decltype(H.SetWait)>(Sym("__kle_bench_set_wait"))};
   if (!H.SetTransport || !H.PathNs)
     fail("this libomptarget has no KLE transport switch "
          "(__kle_bench_set_transport): --interleave needs kle-offload's "
@@ -360,9 +357,13 @@ int interleave(const std::vector<std::string> &Transports,
   if (Floor)
     Units.push_back({"floor", "", true});
   const size_t NU = Units.size();
+  // A JSON array of NU numbers At(0) .. At(NU - 1) in format Fmt.
+  auto PrintArray = [&](const char *Fmt, auto At) {
+    for (size_t U = 0; U < NU; ++U)
+      std::printf(Fmt, U ? ", " : "", At(U));
+  };
   std::printf("{\"method\": \"interleaved\", \"units\": [");
-  for (size_t U = 0; U < NU; ++U)
-    std::printf("%s\"%s\"", U ? ", " : "", Units[U].Name.c_str());
+  PrintArray("%s\"%s\"", [&](size_t U) { return Units[U].Name.c_str(); });
   std::printf("], \"waits\": [");
   for (size_t W = 0; W < WaitList.size(); ++W)
     std::printf("%s\"%s\"", W ? ", " : "", WaitList[W].c_str());
@@ -442,11 +443,10 @@ int interleave(const std::vector<std::string> &Transports,
     std::printf(
         "%s\"%s\": {\"launches_per_sample\": %ld, \"warmup_path_ns\": [",
         B ? ", " : "", Bench.Name.c_str(), PerSample);
-    for (size_t U = 0; U < NU; ++U)
-      std::printf("%s%llu", U ? "," : "", (unsigned long long)WarmPath[U]);
+    PrintArray("%s%llu",
+               [&](size_t U) { return (unsigned long long)WarmPath[U]; });
     std::printf("], \"warmup_launches\": [");
-    for (size_t U = 0; U < NU; ++U)
-      std::printf("%s%ld", U ? "," : "", WarmLaunches[U]);
+    PrintArray("%s%ld", [&](size_t U) { return WarmLaunches[U]; });
     std::printf("], \"samples\": [%s]}", Samples.c_str());
   }
   std::printf("}}\n");
@@ -526,13 +526,10 @@ int interleaveMain(int argc, char **argv) {
         if (std::count(Teams.begin(), Teams.end(), Teams[J]) > 1)
           fail("--teams: team count %ld named twice in \"%s\"", Teams[J], V);
     } else {
-      std::fprintf(stderr,
-                   "kle-bench: error: --interleave mode: unexpected argument "
-                   "\"%s\" (options: --interleave LIST --cycles N --warmup N "
-                   "--teams T[,T...] --batch N --waits W[,W...], each with "
-                   "its value, and --floor)\n",
-                   A);
-      return 2;
+      fail("--interleave mode: unexpected argument \"%s\" (options: "
+           "--interleave LIST --cycles N --warmup N --teams T[,T...] --batch N "
+           "--waits W[,W...], each with its value, and --floor)",
+           A);
     }
     ++I;
   }

@@ -35,28 +35,35 @@ namespace kle {
 using CUresultTy = int;
 using CUdeviceptrTy = unsigned long long;
 
+// The driver entry points the floor calls: field, symbol, parameter types.
+#define KLE_FLOOR_API(X)                                                       \
+  X(Init, cuInit, unsigned)                                                    \
+  X(DeviceGet, cuDeviceGet, int *, int)                                        \
+  X(CtxCreate, cuCtxCreate_v2, void **, unsigned, int)                         \
+  X(CtxDestroy, cuCtxDestroy_v2, void *)                                       \
+  X(CtxSetCurrent, cuCtxSetCurrent, void *)                                    \
+  X(ModuleLoadData, cuModuleLoadData, void **, const void *)                   \
+  X(ModuleUnload, cuModuleUnload, void *)                                      \
+  X(ModuleGetFunction, cuModuleGetFunction, void **, void *, const char *)     \
+  X(StreamCreate, cuStreamCreate, void **, unsigned)                           \
+  X(StreamDestroy, cuStreamDestroy_v2, void *)                                 \
+  X(StreamSynchronize, cuStreamSynchronize, void *)                            \
+  X(MemAlloc, cuMemAlloc_v2, CUdeviceptrTy *, size_t)                          \
+  X(MemFree, cuMemFree_v2, CUdeviceptrTy)                                      \
+  X(MemAllocHost, cuMemAllocHost_v2, void **, size_t)                          \
+  X(MemFreeHost, cuMemFreeHost, void *)                                        \
+  X(MemcpyHtoDAsync, cuMemcpyHtoDAsync_v2, CUdeviceptrTy, const void *,        \
+    size_t, void *)                                                            \
+  X(MemcpyDtoHAsync, cuMemcpyDtoHAsync_v2, void *, CUdeviceptrTy, size_t,      \
+    void *)                                                                    \
+  X(LaunchKernel, cuLaunchKernel, void *, unsigned, unsigned, unsigned,        \
+    unsigned, unsigned, unsigned, unsigned, void *, void **, void **)          \
+  X(GetErrorName, cuGetErrorName, CUresultTy, const char **)
+
 struct FloorTy::ApiTy {
-  CUresultTy (*Init)(unsigned);
-  CUresultTy (*DeviceGet)(int *, int);
-  CUresultTy (*CtxCreate)(void **, unsigned, int);
-  CUresultTy (*CtxDestroy)(void *);
-  CUresultTy (*CtxSetCurrent)(void *);
-  CUresultTy (*ModuleLoadData)(void **, const void *);
-  CUresultTy (*ModuleUnload)(void *);
-  CUresultTy (*ModuleGetFunction)(void **, void *, const char *);
-  CUresultTy (*StreamCreate)(void **, unsigned);
-  CUresultTy (*StreamDestroy)(void *);
-  CUresultTy (*StreamSynchronize)(void *);
-  CUresultTy (*MemAlloc)(CUdeviceptrTy *, size_t);
-  CUresultTy (*MemFree)(CUdeviceptrTy);
-  CUresultTy (*MemAllocHost)(void **, size_t);
-  CUresultTy (*MemFreeHost)(void *);
-  CUresultTy (*MemcpyHtoDAsync)(CUdeviceptrTy, const void *, size_t, void *);
-  CUresultTy (*MemcpyDtoHAsync)(void *, CUdeviceptrTy, size_t, void *);
-  CUresultTy (*LaunchKernel)(void *, unsigned, unsigned, unsigned, unsigned,
-                             unsigned, unsigned, unsigned, void *, void **,
-                             void **);
-  CUresultTy (*GetErrorName)(CUresultTy, const char **);
+#define KLE_FLOOR_FIELD(Field, Symbol, ...) CUresultTy (*Field)(__VA_ARGS__);
+  KLE_FLOOR_API(KLE_FLOOR_FIELD)
+#undef KLE_FLOOR_FIELD
 };
 
 namespace {
@@ -80,25 +87,9 @@ const FloorTy::ApiTy *driverApi(std::string &Err) {
       if (!Fn)
         Miss += Miss.empty() ? Name : std::string(", ") + Name;
     };
-    Get(Api.Init, "cuInit");
-    Get(Api.DeviceGet, "cuDeviceGet");
-    Get(Api.CtxCreate, "cuCtxCreate_v2");
-    Get(Api.CtxDestroy, "cuCtxDestroy_v2");
-    Get(Api.CtxSetCurrent, "cuCtxSetCurrent");
-    Get(Api.ModuleLoadData, "cuModuleLoadData");
-    Get(Api.ModuleUnload, "cuModuleUnload");
-    Get(Api.ModuleGetFunction, "cuModuleGetFunction");
-    Get(Api.StreamCreate, "cuStreamCreate");
-    Get(Api.StreamDestroy, "cuStreamDestroy_v2");
-    Get(Api.StreamSynchronize, "cuStreamSynchronize");
-    Get(Api.MemAlloc, "cuMemAlloc_v2");
-    Get(Api.MemFree, "cuMemFree_v2");
-    Get(Api.MemAllocHost, "cuMemAllocHost_v2");
-    Get(Api.MemFreeHost, "cuMemFreeHost");
-    Get(Api.MemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
-    Get(Api.MemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
-    Get(Api.LaunchKernel, "cuLaunchKernel");
-    Get(Api.GetErrorName, "cuGetErrorName");
+#define KLE_FLOOR_GET(Field, Symbol, ...) Get(Api.Field, #Symbol);
+    KLE_FLOOR_API(KLE_FLOOR_GET)
+#undef KLE_FLOOR_GET
     return Miss.empty() ? Miss : "the CUDA driver lacks " + Miss;
   }();
   if (!Missing.empty()) {

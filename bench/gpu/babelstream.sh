@@ -228,35 +228,24 @@ elif [ -n "$standin" ]; then
 fi
 echo "median over rounds of BabelStream's avg_runtime (us); /copy = ratio to upstream's copy transport"
 # Per kernel: each transport's median over rounds, then its ratio to copy.
-awk -F, -v ts="${transports[*]}" '
-function median(s,   n, v, i, j, x) {
-  n = split(s, v, " ")
-  for (i = 2; i <= n; i++) { x = v[i]; for (j = i - 1; j && v[j] + 0 > x + 0; j--) v[j + 1] = v[j]; v[j + 1] = x }
-  return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
-}
-function row(label,   i) {
-  printf "%-10s", label
-  for (i = 1; i <= nt; i++) printf " %12.2f", m[t[i]]
-  for (i = 1; i <= nt; i++) if (t[i] != "copy") printf " %14s", (m["copy"] > 0 ? sprintf("%.2f", m[t[i]] / m["copy"]) : "-")
-  printf "\n"
-}
-NR > 1 { us[$3, $2] = us[$3, $2] " " $8 * 1e6; if ($1 == 1 && $2 == "copy") fns[++nf] = $3 }
-END {
-  nt = split(ts, t, " ")
-  printf "%-10s", "kernel"
-  for (i = 1; i <= nt; i++) printf " %12s", t[i]
-  for (i = 1; i <= nt; i++) if (t[i] != "copy") printf " %14s", t[i] "/copy"
-  printf "\n"
-  for (f = 1; f <= nf; f++) {
-    for (i = 1; i <= nt; i++) m[t[i]] = med[fns[f], t[i]] = median(us[fns[f], t[i]])
-    row(fns[f])
-  }
-  if (("Dot", "copy") in med && ("Copy", "copy") in med) {
-    for (i = 1; i <= nt; i++) m[t[i]] = med["Dot", t[i]] - med["Copy", t[i]]
-    row("Dot-Copy")
-    print "Dot-Copy: what the teams reduction adds over a no-KLE kernel (KLE, the sum'"'"'s map to/from, the reduction)"
-  }
-}' "$runs"
+python3 - "$runs" "${transports[@]}" <<'PY'
+import csv, statistics, sys
+ts, us, fns = sys.argv[2:], {}, []
+for r in csv.DictReader(open(sys.argv[1])):
+    us.setdefault((r["function"], r["transport"]), []).append(float(r["avg_s"]) * 1e6)
+    fns += [r["function"]] if r["round"] == "1" and r["transport"] == "copy" else []
+med = {k: statistics.median(v) for k, v in us.items()}
+def row(label, m):
+    print("%-10s" % label + "".join(" %12.2f" % m[t] for t in ts) + "".join(
+        " %14s" % ("%.2f" % (m[t] / m["copy"]) if m["copy"] > 0 else "-") for t in ts if t != "copy"))
+print("%-10s" % "kernel" + "".join(" %12s" % t for t in ts)
+      + "".join(" %14s" % (t + "/copy") for t in ts if t != "copy"))
+for f in fns:
+    row(f, {t: med.get((f, t), 0) for t in ts})
+if ("Dot", "copy") in med and ("Copy", "copy") in med:
+    row("Dot-Copy", {t: med.get(("Dot", t), 0) - med.get(("Copy", t), 0) for t in ts})
+    print("Dot-Copy: what the teams reduction adds over a no-KLE kernel (KLE, the sum's map to/from, the reduction)")
+PY
 echo
 echo "KLE launches per requested transport (LIBOMPTARGET_KLE_STATS, all rounds):"
 for t in "${transports[@]}"; do

@@ -133,18 +133,24 @@ template <typename F> double kernelUs(int Reps, F Launch) {
 
 int main(int argc, char **argv) {
   const int Reps = 200;
-  const char *Only = nullptr;
-  for (int I = 1; I < argc; ++I) {
-    if (!std::strcmp(argv[I], "--only") && I + 1 < argc) {
-      Only = argv[++I];
-      if (std::strcmp(Only, "same") && std::strcmp(Only, "lines") && std::strcmp(Only, "pages")) {
-        std::fprintf(stderr, "zerocopy-read: error: --only wants same, lines or pages, not \"%s\"\n", Only);
-        return 2;
-      }
-    } else {
-      std::fprintf(stderr, "usage: zerocopy-read [--only same|lines|pages]\n");
-      return 2;
-    }
+  struct Mode {
+    const char *Name;
+    size_t Stride;
+  } Modes[] = {{"same", 0}, {"lines", 128}, {"pages", 4096}};
+  const Mode *Only = nullptr;
+  if (argc != 1 && (argc != 3 || std::strcmp(argv[1], "--only"))) {
+    std::fprintf(stderr, "usage: zerocopy-read [--only same|lines|pages]\n");
+    return 2;
+  }
+  for (const Mode &M : Modes)
+    if (argc == 3 && !std::strcmp(M.Name, argv[2]))
+      Only = &M;
+  if (argc == 3 && !Only) {
+    std::fprintf(
+        stderr,
+        "zerocopy-read: error: --only wants same, lines or pages, not \"%s\"\n",
+        argv[2]);
+    return 2;
   }
   int Dev = 0, SMs = 0, ClockKHz = 0, Major = 0;
   CHECK(cudaSetDevice(Dev));
@@ -175,17 +181,13 @@ int main(int argc, char **argv) {
   char *HostReadDev;
   CHECK(cudaHostGetDevicePointer(reinterpret_cast<void **>(&HostReadDev), HostRead, 0));
 
-  struct Mode {
-    const char *Name;
-    size_t Stride;
-  } Modes[] = {{"same", 0}, {"lines", 128}, {"pages", 4096}};
   if (Only) {
-    for (const Mode &M : Modes)
-      if (!std::strcmp(M.Name, Only))
-        read16<<<Blocks, 32>>>(reinterpret_cast<const uint4 *>(HostReadDev), M.Stride, Cycles, Sum);
+    read16<<<Blocks, 32>>>(reinterpret_cast<const uint4 *>(HostReadDev),
+                           Only->Stride, Cycles, Sum);
     CHECK(cudaGetLastError());
     CHECK(cudaDeviceSynchronize());
-    std::printf("read16 %s: %d blocks, one launch (for ncu)\n", Only, Blocks);
+    std::printf("read16 %s: %d blocks, one launch (for ncu)\n", Only->Name,
+                Blocks);
     return 0;
   }
   std::printf("device: %d SMs, compute capability %d, SM clock %d kHz\n", SMs, Major, ClockKHz);
@@ -225,17 +227,14 @@ int main(int argc, char **argv) {
   double EmptyUs = kernelUs(Reps, [&] { empty<<<Blocks, 32>>>(); });
   std::printf("empty kernel, %d blocks: %.2f us (median of %d)\n", Blocks, EmptyUs, Reps);
   for (const Mode &M : Modes) {
-    std::vector<double> Lat;
     double Us = kernelUs(Reps, [&] {
       read16<<<Blocks, 32>>>(reinterpret_cast<const uint4 *>(HostReadDev), M.Stride, Cycles, Sum);
     });
     CHECK(cudaGetLastError());
     std::vector<long long> C(Blocks);
     CHECK(cudaMemcpy(C.data(), Cycles, Blocks * sizeof(long long), cudaMemcpyDeviceToHost));
-    for (long long X : C)
-      Lat.push_back(static_cast<double>(X));
-    std::sort(Lat.begin(), Lat.end());
-    double Med = Lat[Lat.size() / 2], Max = Lat.back();
+    std::vector<double> Lat(C.begin(), C.end());
+    double Med = median(Lat), Max = *std::max_element(Lat.begin(), Lat.end());
     std::printf("read16 %-5s %d blocks: kernel %.2f us (%.2f us over empty); per-block read "
                 "median %.0f cycles, max %.0f cycles",
                 M.Name, Blocks, Us, Us - EmptyUs, Med, Max);

@@ -118,9 +118,7 @@ struct TimerTy {
       return E;
     }
     CUevent E = nullptr;
-    if (cuEventCreate(&E, CU_EVENT_DEFAULT) != CUDA_SUCCESS)
-      return nullptr;
-    return E;
+    return cuEventCreate(&E, CU_EVENT_DEFAULT) == CUDA_SUCCESS ? E : nullptr;
   }
 };
 

@@ -78,6 +78,20 @@ def run(cmd, env, **kw):
     return subprocess.run(cmd, env=env, capture_output=True, text=True, **kw)
 
 
+def run_checked(cmd, env, timeout, what, failed=None):
+    """cmd's CompletedProcess; exits with one line if it runs over timeout s
+    ("WHAT timed out") or fails ("FAILED (exit status N): its complaint",
+    FAILED by default "WHAT failed")."""
+    try:
+        r = run(cmd, env, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        fail("%s timed out after %d s (--timeout)" % (what, timeout))
+    if r.returncode:
+        fail("%s (%s): %s" % (failed or what + " failed", status(r.returncode),
+                              complaint(r.stderr)))
+    return r
+
+
 def run_or_timeout(cmd, env, timeout):
     """(exit status, or None when killed after timeout s; stdout + stderr)."""
     try:
@@ -135,11 +149,11 @@ def check_out(path, prog, example=None):
         die(prog, "--out %s exists and is not a directory (--out names the directory "
                   "the results go to)" % path)
     block = d
-    while block != os.path.dirname(block) and not os.path.exists(block):
+    while not os.path.exists(block) and block != os.path.dirname(block):
         block = os.path.dirname(block)
-    what = "write --out" if example else "create --out"
-    if os.path.exists(block) and not os.path.isdir(block):
-        die(prog, "cannot %s %s: %s is not a directory" % (what, path, block))
+    if not os.path.isdir(block):
+        die(prog, "cannot %s --out %s: %s is not a directory"
+            % ("write" if example else "create", path, block))
     try:
         os.makedirs(d, exist_ok=True)
         if example and os.path.exists(path):
@@ -147,8 +161,8 @@ def check_out(path, prog, example=None):
         else:
             tempfile.TemporaryFile(dir=d).close()
     except OSError as e:
-        die(prog, "cannot %s %s: %s" % ("write --out" if example else "write into --out",
-                                        path, e.strerror or e))
+        die(prog, "cannot write %s--out %s: %s" % ("" if example else "into ", path,
+                                                   e.strerror or e))
     return path
 
 
@@ -216,15 +230,15 @@ def require_scipy(prog=None):
     return require(_scipy, ["numpy", "scipy"], prog or PROG)
 
 
-def transports(text, prog):
-    """The transports of a comma-separated --transports."""
-    ts = text.split(",")
-    bad = [t for t in ts if t not in TRANSPORTS]
-    if bad or len(set(ts)) != len(ts):
-        die(prog, "--transports: %s (valid: %s, comma-separated, each once)"
-            % ("unknown transport %r" % bad[0] if bad else "a transport named twice",
-               ", ".join(TRANSPORTS)))
-    return ts
+def choose(opt, text, valid, noun="transport"):
+    """The items of a comma-separated option, each one of valid, once."""
+    items = text.split(",")
+    bad = [x for x in items if x not in valid]
+    if bad or len(set(items)) != len(items):
+        fail("%s: %s (valid: %s, comma-separated, each once)"
+             % (opt, "unknown %s %r" % (noun, bad[0]) if bad else "a %s named twice" % noun,
+                ", ".join(valid)))
+    return items
 
 
 def natural_key(s):

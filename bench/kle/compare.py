@@ -3,10 +3,9 @@ interleaved launch by launch in one kle-bench process (docs/BENCHMARKS.md).
 
 Per benchmark: each unit's distribution and multiple of the floor, the KLE
 cost table and every paired difference (median of per-cycle differences, 95%
-block-bootstrap CI), into <out>/kle-interleaved.{json,csv}. On the CUDA driver
-stand-in every figure is host-side overhead only; a host device is refused.
---ab NAME=PATH --ab NAME=PATH compares two kle-bench builds instead, one
-process per build, transport and round.
+block-bootstrap CI), into <out>/kle-interleaved.{json,csv}; a host device is
+refused. --ab NAME=PATH twice: two kle-bench builds, one process per build,
+transport and round.
 """
 import argparse
 import csv
@@ -15,23 +14,19 @@ import os
 import platform
 import re
 import shutil
-import subprocess
 import sys
 import time
 
 from kle import common, stats
-from kle.common import (run, list_devices, complaint, status, hms, TRANSPORTS, REPO,
+from kle.common import (run, run_checked, list_devices, complaint, hms, TRANSPORTS, REPO,
                         STANDIN_UID, fail as die)
 
 LONG_S = 3600  # plans estimated above this are refused without --force
+AB_REPETITIONS = 3  # --ab: Google Benchmark repetitions per process
 
 
 def note(msg):
     print(common.PROG + ": " + msg, file=sys.stderr, flush=True)
-
-
-def failed(what, res):
-    die("%s (%s): %s" % (what, status(res.returncode), complaint(res.stderr)))
 
 
 def parse_interleaved(text):
@@ -70,9 +65,17 @@ def ci(m, lo, hi, fmt="%.2f"):
     return (fmt + " [" + fmt + ".." + fmt + "]") % (m, lo, hi)
 
 
+def positive(text):
+    """Whether text is a number above 0."""
+    try:
+        return float(text) > 0
+    except ValueError:
+        return False
+
+
 def check_options(a):
     """The interleaved method's options, checked before any run."""
-    a.transports = common.transports(a.transports, common.PROG)
+    a.transports = common.choose("--transports", a.transports, TRANSPORTS)
     if a.cycles < 2:
         die("--cycles must be at least 2")
     if a.warmup < 0 or a.batch < 0:
@@ -81,11 +84,8 @@ def check_options(a):
         die("--teams wants team counts from 1, comma-separated, not %r" % a.teams)
     if len(set(map(int, a.teams.split(",")))) != a.teams.count(",") + 1:
         die("--teams: a team count named twice in %r" % a.teams)
-    a.waits = [w for w in a.waits.split(",") if w]
-    bad = [w for w in a.waits if w not in ("poll", "block", "default")]
-    if bad or len(set(a.waits)) != len(a.waits):
-        die("--waits: %s (valid: poll, block, default, comma-separated, each once)"
-            % ("unknown wait %r" % bad[0] if bad else "a wait named twice"))
+    waits = ("poll", "block", "default")
+    a.waits = common.choose("--waits", a.waits, waits, "wait") if a.waits else []
 
 
 def interleaved(a, env, num, uid, driver, host_only, timer_dir):
@@ -109,13 +109,8 @@ def interleaved(a, env, num, uid, driver, host_only, timer_dir):
     t0 = time.time()
 
     def bench_run(e, what):
-        try:
-            res = run(cmd, e, timeout=a.timeout)
-        except subprocess.TimeoutExpired:
-            die("kle-bench --interleave took longer than %d s (--timeout; %s)"
-                % (a.timeout, what))
-        if res.returncode:
-            failed("kle-bench --interleave failed (%s)" % what, res)
+        res = run_checked(cmd, e, a.timeout, "kle-bench --interleave (%s)" % what,
+                          "kle-bench --interleave failed (%s)" % what)
         for line in res.stderr.splitlines():
             if line.startswith("kle-bench: note:"):
                 print(line, file=sys.stderr, flush=True)
@@ -205,20 +200,16 @@ def interleaved(a, env, num, uid, driver, host_only, timer_dir):
                 if key not in tb:
                     cells.append("-")
                     continue
-                d = stats.paired_median_ci(tb[key][:, i] - tb[key][:, units.index(base_u)])
-                cost[label + "_minus_baseline_us"] = list(d)
-                cells.append(ci(*d))
-                data["paired"].append({"benchmark": name, "measure": label, "transport": u,
-                                       "reference": base_u, "median_diff_us": d[0],
-                                       "ci_low_us": d[1], "ci_high_us": d[2],
-                                       "verdict": stats.verdict(d[1], d[2], base_u)})
+                p = stats.paired(tb[key][:, i] - tb[key][:, units.index(base_u)], base_u)
+                data["paired"].append(dict(p, benchmark=name, measure=label, transport=u))
+                cost[label + "_minus_baseline_us"] = stats.median_ci(p)
+                cells.append(ci(*stats.median_ci(p)))
             p = pairs.get((u, copy_u))
             cost["verdict"] = "-"
             if p and u != copy_u:
-                d = [p["median_diff_us"], p["ci_low_us"], p["ci_high_us"]]
-                cells.append(ci(*d))
+                cost["end_to_end_minus_copy_us"] = stats.median_ci(p)
+                cells.append(ci(*stats.median_ci(p)))
                 cost["verdict"] = p["verdict"]
-                cost["end_to_end_minus_copy_us"] = d
             else:
                 cells.append("-" if u != copy_u else "(reference)")
             data["kle_cost"].append(cost)
@@ -226,9 +217,8 @@ def interleaved(a, env, num, uid, driver, host_only, timer_dir):
     print("\npaired end-to-end differences (transport - reference, us)")
     for name, rep in reports.items():
         for p in rep["paired"]:
-            print("%-34s %-14s - %-14s %s  %s" % (
-                name, p["transport"], p["reference"],
-                ci(p["median_diff_us"], p["ci_low_us"], p["ci_high_us"]), p["verdict"]))
+            print("%-34s %-14s - %-14s %s  %s" % (name, p["transport"], p["reference"],
+                                                  ci(*stats.median_ci(p)), p["verdict"]))
     save()
     print("\nwrote %s/kle-interleaved.json and kle-interleaved.csv" % a.out)
 
@@ -242,17 +232,12 @@ def ab(a):
     for name, path in benches:
         if not os.access(path, os.X_OK):
             die("--ab %s=%s is not an executable" % (name, path), 2)
-    transports = common.transports(a.transports, common.PROG)
-    if a.rounds < 1 or a.repetitions < 1:
-        die("--rounds and --repetitions want at least 1", 2)
-    try:
-        if not float(a.min_time) > 0:
-            raise ValueError
-    except ValueError:
+    transports = common.choose("--transports", a.transports, TRANSPORTS)
+    if a.rounds < 1:
+        die("--rounds wants at least 1", 2)
+    if not positive(a.min_time):
         die("--min-time wants a positive number of seconds, not %r" % a.min_time, 2)
-    timer = "" if a.kernel_times in ("auto", "off") else a.kernel_times
-    if timer and not os.path.exists(os.path.join(timer, "libcuda.so")):
-        die("no libcuda.so (bench/kernel-timer) in --kernel-times %s" % timer, 2)
+    timer = a.timer
     env = dict(os.environ)
     if not env.get("KLE_BENCH_DEVICE"):  # the first CUDA device
         cuda = [n for n, uid in list_devices(benches[0][1], env, common.PROG,
@@ -263,36 +248,34 @@ def ab(a):
     if timer:
         env["LD_LIBRARY_PATH"] = timer + os.pathsep + env.get("LD_LIBRARY_PATH", "")
     samples = {}  # (build, transport, benchmark) -> [us]
+    to_us = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
     for rnd in range(a.rounds):
         for t in transports:
             for name, path in (benches if rnd % 2 == 0 else benches[::-1]):
-                cmd = [path, "--benchmark_filter=" + a.filter,
-                       "--benchmark_min_time=" + a.min_time,
-                       "--benchmark_repetitions=%d" % a.repetitions, "--benchmark_format=json"]
-                try:
-                    r = run(cmd, dict(env, LIBOMPTARGET_KLE_TRANSPORT=t), timeout=a.timeout)
-                except subprocess.TimeoutExpired:
-                    die("%s (%s) timed out after %d s" % (path, t, a.timeout))
-                if r.returncode:
-                    failed("%s under %s failed" % (path, t), r)
+                what = "%s under %s" % (path, t)
+                r = run_checked([path, "--benchmark_filter=" + a.filter,
+                                 "--benchmark_min_time=" + a.min_time,
+                                 "--benchmark_repetitions=%d" % AB_REPETITIONS,
+                                 "--benchmark_format=json"],
+                                dict(env, LIBOMPTARGET_KLE_TRANSPORT=t), a.timeout, what)
                 try:
                     rows = [b for b in json.loads(r.stdout).get("benchmarks", [])
                             if b.get("run_type") == "iteration"]
                 except ValueError:
-                    die("%s under %s printed no JSON: %s" % (path, t, complaint(r.stdout)))
+                    die("%s printed no JSON: %s" % (what, complaint(r.stdout)))
                 if not rows:
                     die("--filter %r selects no benchmark of %s (the Kernel* and "
                         "ReductionAfterWork ones need --kernel-times)" % (a.filter, path))
                 for b in rows:
                     if b.get("error_occurred"):
-                        die("%s under %s: %s: %s" % (path, t, b["name"], b.get("error_message")))
-                    us = b["real_time"] * {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}[b["time_unit"]]
-                    samples.setdefault((name, t, b["run_name"]), []).append(us)
+                        die("%s: %s: %s" % (what, b["name"], b.get("error_message")))
+                    samples.setdefault((name, t, b["run_name"]), []).append(
+                        b["real_time"] * to_us[b["time_unit"]])
         note("round %d of %d done" % (rnd + 1, a.rounds))
     (na, _), (nb, _) = benches
     names = sorted({k for (_, _, k) in samples}, key=common.natural_key)
     print("DeviceRTL A/B (%s, us, median of %d rounds x %d repetitions): %s / %s"
-          % ("kernel-only" if timer else "per launch", a.rounds, a.repetitions, na, nb))
+          % ("kernel-only" if timer else "per launch", a.rounds, AB_REPETITIONS, na, nb))
     print("%-56s %-9s %10s %10s %8s %18s" % ("benchmark", "transport", na, nb, "ratio", "95% CI"))
     for k in names:
         for t in transports:
@@ -379,11 +362,14 @@ def main(argv):
     ab_opts.add_argument("--filter", default="^(ReductionAfterWork|KernelReduction/teams:(1|132|16384)/)")
     ab_opts.add_argument("--rounds", type=int, default=2)
     ab_opts.add_argument("--min-time", default="0.05")
-    ab_opts.add_argument("--repetitions", type=int, default=3)
     ab_opts.add_argument("--json", default="", help="file for the raw samples")
     a = ap.parse_args(argv)
     if a.timeout < 1:
         die("--timeout must be at least 1 second")
+    a.timer = None if a.kernel_times in ("auto", "off") else a.kernel_times
+    if a.timer and not os.path.exists(os.path.join(a.timer, "libcuda.so")):
+        die("no libcuda.so (bench/kernel-timer) in --kernel-times %s" % a.timer,
+            2 if a.ab else 1)
     common.require_scipy()  # before any output (may re-execute)
     if a.ab:
         if a.json:
@@ -416,17 +402,12 @@ def main(argv):
 
     timer_dir = None
     if a.kernel_times != "off" and uid.startswith("CUDA"):
-        timer_dir = (os.path.join(os.path.dirname(os.path.abspath(a.bench)), "kernel-timer")
-                     if a.kernel_times == "auto" else a.kernel_times)
+        timer_dir = a.timer or os.path.join(os.path.dirname(os.path.abspath(a.bench)),
+                                            "kernel-timer")
         if not os.path.exists(os.path.join(timer_dir, "libcuda.so")):
-            if a.kernel_times != "auto":
-                die("no libcuda.so (bench/kernel-timer) in --kernel-times %s" % timer_dir)
-            timer_dir = None
-    try:
-        kernel_us = float(env.get("KLE_STANDIN_KERNEL_US") or 0)
-    except ValueError:
-        kernel_us = 0
-    if standin and timer_dir and a.kernel_times == "auto" and kernel_us <= 0:
+            timer_dir = None  # auto, and none built
+    if (standin and timer_dir and not a.timer
+            and not positive(env.get("KLE_STANDIN_KERNEL_US", ""))):
         note("no kernel-only times on the stand-in: its kernels take no time unless "
              "KLE_STANDIN_KERNEL_US is set; --kernel-times DIR forces them")
         timer_dir = None

@@ -268,37 +268,55 @@ def run_pair(a, env, t, n1, n2):
                 runs={str(n1): rs[0], str(n2): rs[1]})
 
 
-def main(argv):
-    prog = common.PROG
-    ap = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
-    ap.add_argument("--bench", default=os.path.join(REPO, "build", "bench", "kle-bench"))
+def parser(bench, repeat, what):
+    """The options of a command that runs `bench` under callgrind, what
+    (runs, regions) per pair of runs."""
+    ap = argparse.ArgumentParser(prog=common.PROG, description=__doc__.splitlines()[0])
+    ap.add_argument("--bench", default=os.path.join(REPO, "build", "bench", bench))
     ap.add_argument("--standin", default=os.path.join(REPO, "build", "test", "cuda-standin", "lib"),
                     help="CUDA driver stand-in lib dir (holds libcuda.so.1)")
     ap.add_argument("--launches", default="50,150",
-                    help="the launch counts N1,N2 (N1 < N2) of each pair of runs")
+                    help="the %s N1,N2 (1 <= N1 < N2) of each pair of runs" % what)
+    ap.add_argument("--repeat", type=int, default=repeat,
+                    help="pairs of runs per row (median; default %(default)s)")
+    ap.add_argument("--valgrind", default="valgrind")
+    ap.add_argument("--timeout", type=int, default=600, help="seconds per run (default 600)")
+    ap.add_argument("--keep", default="", help="keep the callgrind output files in this dir")
+    return ap
+
+
+def check(a):
+    """Checks parser()'s options; a.n1, a.n2 from --launches."""
+    m = re.fullmatch(r"(\d+),(\d+)", a.launches)
+    if not m or not 1 <= int(m[1]) < int(m[2]):  # N1 = 0 would count the start-up
+        die("--launches wants 1 <= N1 < N2, not %r" % a.launches)
+    a.n1, a.n2 = int(m[1]), int(m[2])
+    if a.repeat < 1:
+        die("--repeat wants a number from 1, not %d" % a.repeat)
+    if a.timeout < 1:
+        die("--timeout wants a positive number of seconds per run, not %d" % a.timeout)
+
+
+def find_valgrind(a):
+    a.valgrind = shutil.which(a.valgrind) or die(
+        "valgrind not found (%s); install the Debian package 'valgrind' "
+        "(apt-get install valgrind)" % a.valgrind)
+
+
+def main(argv):
+    prog = common.PROG
+    ap = parser("kle-bench", 3, "launch counts")
     ap.add_argument("--transports", default=",".join(TRANSPORTS),
                     help="comma-separated subset of " + ",".join(TRANSPORTS))
-    ap.add_argument("--repeat", type=int, default=3, help="pairs of runs per transport")
-    ap.add_argument("--valgrind", default="valgrind")
-    ap.add_argument("--timeout", type=int, default=600, help="seconds per valgrind run")
-    ap.add_argument("--keep", default="", help="keep the callgrind output files in this dir")
     ap.add_argument("--out", default=os.path.join(REPO, "build", "bench-results",
                                                   "kle-instructions.json"),
                     help="the JSON file to write (checked before the first run)")
     a = ap.parse_args(argv)
-    try:
-        n1, n2 = [int(x) for x in a.launches.split(",")]
-    except ValueError:
-        die("--launches wants two integers N1,N2, got %r" % a.launches)
-    if not 0 < n1 < n2:
-        die("--launches wants 0 < N1 < N2, got %d,%d" % (n1, n2))
-    if a.repeat < 1:
-        die("--repeat must be at least 1")
-    transports = common.transports(a.transports, prog)
+    check(a)
+    n1, n2 = a.n1, a.n2
+    transports = common.choose("--transports", a.transports, TRANSPORTS)
     a.out = common.check_out(a.out, prog, "kle-instructions.json")
-    a.valgrind = shutil.which(a.valgrind) or die(
-        "valgrind not found (%s); install the Debian package 'valgrind' "
-        "(apt-get install valgrind)" % a.valgrind)
+    find_valgrind(a)
     if not os.access(a.bench, os.X_OK):
         die("%s is not an executable kle-bench; build bench/ first (README, Benchmarks)" % a.bench)
     if not os.path.exists(os.path.join(a.standin, "libcuda.so.1")):

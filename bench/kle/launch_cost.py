@@ -13,8 +13,6 @@ import argparse
 import glob
 import os
 import re
-import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -129,13 +127,8 @@ def latency(a):
         got = {}
         for rt in ("fork", "stock") if i % 2 == 0 else ("stock", "fork"):
             cmd = [a.bench, a.kind, str(a.regions), str(a.samples)] + (["floor"] if floor else [])
-            try:
-                r = common.run(cmd, env_for(a, rt, dev), timeout=a.timeout)
-            except subprocess.TimeoutExpired:
-                die("%s (%s) timed out after %d s (--timeout)" % (" ".join(cmd), rt, a.timeout))
-            if r.returncode:
-                die("%s (%s) failed with status %d: %s" % (" ".join(cmd), rt, r.returncode,
-                                                           common.complaint(r.stderr)))
+            r = common.run_checked(cmd, env_for(a, rt, dev), a.timeout,
+                                   "%s (%s)" % (" ".join(cmd), rt))
             v = {}
             for k, _, x in (line.partition(" ") for line in r.stdout.splitlines()):
                 if k.endswith("ns_per_region"):
@@ -176,10 +169,9 @@ def latency(a):
 
 
 def main(argv):
-    ap = argparse.ArgumentParser(prog=common.PROG, description=__doc__.splitlines()[0])
+    ap = cg.parser("launch-cost", 1, "regions")
+    ap.description = __doc__.splitlines()[0]
     ap.add_argument("mode", choices=("instructions", "calls", "latency"))
-    ap.add_argument("--bench", default=os.path.join(REPO, "build", "bench", "launch-cost"))
-    ap.add_argument("--standin", default=os.path.join(REPO, "build", "test", "cuda-standin", "lib"))
     ap.add_argument("--stock", default="", help="stock libomptarget and libomp directories, "
                     "DIR:DIR (default: build/stock's, from scripts/build-stock.sh)")
     ap.add_argument("--no-stock", action="store_true", help="instructions: the fork only")
@@ -191,32 +183,20 @@ def main(argv):
     ap.add_argument("--kind", default="reduction",
                     help="latency: the region, reduction[:TEAMS][@THREADS], "
                          "baseline[:TEAMS][@THREADS] or nowait (default reduction)")
-    ap.add_argument("--launches", default="50,150", help="N1,N2 regions per callgrind run")
     ap.add_argument("--forbid", default="dlsym,strtol")
-    ap.add_argument("--repeat", type=int, default=1, help="pairs of runs per row (median)")
     ap.add_argument("--pairs", type=int, default=20)
     ap.add_argument("--regions", type=int, default=2000)
     ap.add_argument("--samples", type=int, default=5)
-    ap.add_argument("--valgrind", default="valgrind")
-    ap.add_argument("--timeout", type=int, default=600, help="seconds per run (default 600)")
-    ap.add_argument("--keep", default="", help="keep the callgrind files in this dir")
     ap.add_argument("--out", default="")
     a = ap.parse_args(argv)
-    try:
-        a.n1, a.n2 = (int(x) for x in a.launches.split(","))
-    except ValueError:
-        die("--launches wants N1,N2, not %r" % a.launches)
-    if not 1 <= a.n1 < a.n2:  # N1 = 0 would count the one-time start-up
-        die("--launches wants 1 <= N1 < N2, not %r" % a.launches)
+    cg.check(a)
     m = re.fullmatch(r"nowait|(?:reduction|baseline)(?::(\d+))?(?:@(\d+))?", a.kind)
     if not m or not 1 <= int(m[1] or 1) <= 65536 or not 2 <= int(m[2] or 2) <= 64:
         die("--kind wants reduction[:TEAMS][@THREADS], baseline[:TEAMS][@THREADS] (1 to "
             "65536 teams, 2 to 64 host threads) or nowait, not %r" % a.kind)
-    for name in ("repeat", "pairs", "regions", "samples"):
+    for name in ("pairs", "regions", "samples"):
         if getattr(a, name) < 1:
             die("--%s wants a number from 1, not %d" % (name, getattr(a, name)))
-    if a.timeout < 1:
-        die("--timeout wants a positive number of seconds per run, not %d" % a.timeout)
     if a.before:  # a directory without a libomptarget would measure the fork
         want = "(want the directory of the libomptarget.so to compare with)"
         if not os.path.isdir(a.before):
@@ -225,8 +205,8 @@ def main(argv):
             die("--before %s holds no libomptarget.so* %s" % (a.before, want))
     if not os.access(a.bench, os.X_OK):
         die("%s is not an executable; build bench/ (README)" % a.bench)
-    if a.mode != "latency" and not shutil.which(a.valgrind):
-        die("valgrind not found (Debian package 'valgrind')")
+    if a.mode != "latency":
+        cg.find_valgrind(a)
     if a.mode == "latency" and a.device == "both":
         a.device = "host"
     if a.mode != "calls" and a.device != "host" and not os.path.exists(

@@ -66,6 +66,19 @@ def verdict(low, high, reference="copy"):
     return "not resolved"
 
 
+def paired(diffs, reference):
+    """paired_median_ci() of diffs against reference as {"reference",
+    "median_diff_us", "ci_low_us", "ci_high_us", "verdict"}."""
+    m, lo, hi = paired_median_ci(diffs)
+    return {"reference": reference, "median_diff_us": m, "ci_low_us": lo, "ci_high_us": hi,
+            "verdict": verdict(lo, hi, reference)}
+
+
+def median_ci(p):
+    """[median, low, high] of a paired() entry."""
+    return [p["median_diff_us"], p["ci_low_us"], p["ci_high_us"]]
+
+
 def unit_parts(unit):
     """"copy/poll" -> ("copy", "poll"), "floor" -> ("floor", "")."""
     what, _, wait = unit.partition("/")
@@ -80,20 +93,16 @@ def interleaved_report(bench):
     """One parse_interleaved() benchmark's {"dist": {unit: distribution, with
     "x_floor" [median, low, high], "cpu_us", "cpu_per_wall"}, "paired": [each
     transport against copy and the baseline under its wait, then each unit
-    against itself under "block" (else the first wait)], "steady_path_ns",
-    "one_time_path_ns"}."""
+    against itself under "block" (else the first wait)], "one_time_path_ns"}."""
     np, _ = _np()
     units, ns = bench["units"], bench["samples"]
     us = ns / 1e3
     col = {u: us[:, i] for i, u in enumerate(units)}
     rep = {"dist": {u: distribution(col[u]) for u in units}, "paired": [],
-           "steady_path_ns": {}, "one_time_path_ns": {}}
+           "one_time_path_ns": {}}
 
     def pair(u, ref):
-        m, lo, hi = paired_median_ci(col[u] - col[ref])
-        rep["paired"].append({"transport": u, "reference": ref, "median_diff_us": m,
-                              "ci_low_us": lo, "ci_high_us": hi,
-                              "verdict": verdict(lo, hi, ref)})
+        rep["paired"].append(dict(paired(col[u] - col[ref], ref), transport=u))
 
     kle_units = [u for u in units if unit_parts(u)[0] not in ("baseline", "floor")]
     for ref in ("copy", "baseline"):
@@ -122,7 +131,6 @@ def interleaved_report(bench):
         if u not in kle_units:
             continue
         steady = float(np.median(bench["path_ns"][:, i]))
-        rep["steady_path_ns"][u] = steady
         rep["one_time_path_ns"][u] = max(
             0.0, bench["warmup_path_ns"][u] - steady * bench["warmup_launches"][u])
     return rep
