@@ -597,18 +597,22 @@ TEST(KLESlotPoolConcurrency, SteadyStateDoesNotWaitForGrowth) {
 // grew and was used from several threads first.
 // forEachFreeSlot racing with 8 threads that take and release: a visited slot
 // is never held by a taker at the same time (the visitor marks it through
-// the same owner words), and afterwards every slot is free exactly once.
+// the same owner words), and afterwards every slot is free exactly once. The
+// takers start once the visitor has, and the visitor makes one more pass
+// after they finished, so that it visits slots on a loaded machine too.
 TEST(KLESlotPoolConcurrency, ForEachFreeSlotRacesWithTakes) {
   FakeSlabAllocatorTy Alloc;
   auto Pool = makePool(Alloc, geometry(16, 16, 32));
   ASSERT_TRUE(Pool);
   constexpr unsigned Threads = 8, Visitor = Threads;
   HolderCheckTy Check(64);
-  std::atomic<bool> Stop{false};
+  std::atomic<bool> Stop{false}, Started{false};
   std::atomic<uint64_t> Visits{0};
   std::vector<std::thread> Ts;
   for (unsigned T = 0; T < Threads; ++T)
     Ts.emplace_back([&, T] {
+      while (!Started.load())
+        std::this_thread::yield();
       for (int I = 0; I < 20000; ++I) {
         KLESlotTy R = Pool->take();
         if (!R.isValid())
@@ -619,7 +623,9 @@ TEST(KLESlotPoolConcurrency, ForEachFreeSlotRacesWithTakes) {
       }
     });
   std::thread V([&] {
-    while (!Stop.load()) {
+    Started = true;
+    for (bool Last = false; !Last;) {
+      Last = Stop.load();
       Pool->forEachFreeSlot([&](const KLESlotTy &S) {
         // The visit's slot has no Id: find its index by address.
         KLESlotTy Tagged = S;
