@@ -148,8 +148,8 @@ __kmp_deferred_target_idle(kmp_int32 gtid, std::atomic<kmp_int32> *Children,
 /// a time. No time limit, as at exit: a target task the program did not wait
 /// for may run for minutes. Called before a hard pause ends the hidden helper
 /// team, which must still run every task allocated for it (whether or not
-/// libomptarget takes target tasks over: the team's end does not run queued
-/// ones).
+/// libomptarget takes target tasks over: the team's end runs only the tasks
+/// its threads still find).
 static inline void __kmp_deferred_target_drain() {
   while (__kmp_hidden_helper_tasks_unfinished()) {
 #if KMP_OS_LINUX
