@@ -325,11 +325,13 @@ void kleAtQueueDestroy(const Queue &Q) {
 }
 
 void kleAtCopyEnqueue(Copy &C) {
+  // The epoch before the snapshot: a host write racing with the snapshot is
+  // followed by its signal, which then counts as signalled since (check A2).
+  C.Epoch0 = g().HostEpoch.load();
   if (C.SrcB->Kind == K_FINE && C.N <= WatchMax) {
     DeviceReadScope Racy; // the host may be filling it (check A2)
     C.SrcSnap = watchSource(C.SrcB->bytes(C.Src), C.N);
   }
-  C.Epoch0 = g().HostEpoch.load();
 }
 
 void kleTrackCopy(const Copy &C) {
