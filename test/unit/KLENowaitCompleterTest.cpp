@@ -9,7 +9,9 @@
 //
 // OpenMP/KLENowaitCompleter.h without a driver or libomp: each handed-over
 // task completes once, after its queue reports done; tasks from many threads;
-// a queue that stays busy is polled with back-off, not in a loop.
+// a queue that stays busy is polled with back-off, not in a loop; stop
+// completes what was handed over before it returns, and a later task starts
+// the thread again.
 //
 //===----------------------------------------------------------------------===//
 
@@ -138,6 +140,31 @@ TEST(KLENowaitCompleterTest, BusyQueueBacksOff) {
             std::chrono::milliseconds(500));
   Slow.Ready = true;
   ASSERT_TRUE(waitFor([&] { return Slow.Completions.load() == 1; }));
+}
+
+// deinitRuntime stops the completer before it tears the devices down: stop
+// must return only after every handed-over task completed (its queue polled
+// until done), and the completer must take tasks again afterwards.
+TEST(KLENowaitCompleterTest, StopCompletesHandedOverTasks) {
+  llvm::omp::target::NowaitCompleterTy C(pollFake, completeFake, 0);
+  FakeTaskTy Slow, Ready;
+  Ready.Ready = true;
+  C.defer(&Slow.Handle, &Slow);
+  C.defer(&Ready.Handle, &Ready);
+  ASSERT_TRUE(waitFor([&] { return Slow.Polls.load() >= 1; }));
+  std::thread Finisher([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    Slow.Ready = true;
+  });
+  C.stop();
+  EXPECT_EQ(Slow.Completions.load(), 1);
+  EXPECT_EQ(Ready.Completions.load(), 1);
+  Finisher.join();
+  C.stop(); // nothing handed over: returns at once
+  FakeTaskTy Later;
+  Later.Ready = true;
+  C.defer(&Later.Handle, &Later);
+  ASSERT_TRUE(waitFor([&] { return Later.Completions.load() == 1; }));
 }
 
 } // namespace

@@ -12,8 +12,9 @@
 // milliseconds, one that sleeps briefly is woken in time.)  A completed task
 // is ended through Complete (libomp's __kmpc_target_task_completed).
 //
-// Thread safety: defer may be called from any thread.  Poll and Complete run
-// on the completer thread, one task at a time.
+// Thread safety: defer may be called from any thread, stop from one thread at
+// a time.  Poll and Complete run on the completer thread, one task at a time;
+// whatever they did happens before stop returns.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,25 +45,35 @@ public:
       : Poll(Poll), Complete(Complete),
         BusyWait(std::chrono::microseconds(BusyWaitUs < 0 ? 0 : BusyWaitUs)) {}
 
-  /// Stops the completer thread; tasks not yet completed are dropped.
-  ~NowaitCompleterTy() {
-    {
-      std::lock_guard<std::mutex> L(Mutex);
-      Stop = true;
-      Wake.notify_one();
-    }
-    if (Worker.joinable())
-      Worker.join();
+  /// No defer may run concurrently with destruction.
+  ~NowaitCompleterTy() { stop(); }
+
+  /// Completes every task handed over (polling their queues as before) and
+  /// then ends the completer thread, which a later defer starts again.  Call
+  /// before the queues' devices are torn down; blocks until their work ends.
+  /// Not reentrant from Poll or Complete.
+  void stop() {
+    std::unique_lock<std::mutex> L(Mutex);
+    if (!Started)
+      return;
+    Stop = true;
+    Wake.notify_one();
+    L.unlock();
+    Worker.join();
+    L.lock();
+    Started = false;
+    Stop = false;
+    // A task handed over after the thread's last look at Incoming.
+    if (!Incoming.empty())
+      start();
   }
 
   /// Takes over Task, whose device work is enqueued on the queue of *Handle;
   /// Complete(Task) follows once Poll(Handle) returned true.
   void defer(void **Handle, void *Task) {
     std::lock_guard<std::mutex> L(Mutex);
-    if (!Started) {
-      Worker = std::thread(&NowaitCompleterTy::run, this);
-      Started = true;
-    }
+    if (!Started)
+      start();
     Incoming.push_back({Handle, Task});
     Wake.notify_one();
   }
@@ -74,6 +85,7 @@ public:
   void forkChild() {
     Incoming.clear();
     Started = false;
+    Stop = false;
     new (&Worker) std::thread(); // the parent's, not joinable here
     new (&Mutex) std::mutex();
     new (&Wake) std::condition_variable();
@@ -85,6 +97,12 @@ private:
     void *Task;
   };
 
+  /// Starts the completer thread; Mutex held.
+  void start() {
+    Worker = std::thread(&NowaitCompleterTy::run, this);
+    Started = true;
+  }
+
   void run() {
     // Sleeps as short as asked: the default timer slack adds 50 us to each.
     prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
@@ -93,10 +111,11 @@ private:
     std::unique_lock<std::mutex> L(Mutex);
     auto Progress = ClockTy::now();
     while (true) {
-      if (Active.empty())
+      if (Active.empty()) {
         Wake.wait(L, [&] { return !Incoming.empty() || Stop; });
-      if (Stop)
-        return;
+        if (Incoming.empty())
+          return; // stopped with nothing left
+      }
       if (!Incoming.empty()) {
         Active.insert(Active.end(), Incoming.begin(), Incoming.end());
         Incoming.clear();
