@@ -169,6 +169,10 @@ struct Global {
   std::unordered_map<uint64_t, Kernel *> Kernels; // kernel_object -> kernel
   std::unordered_set<Symbol *> Syms;
   std::list<std::shared_ptr<Copy>> Copies; // not yet executed
+  /// Held by the DMA worker from picking a copy until it completed, and by
+  /// the fork's prepare: a fork never leaves a copy half run (taken off
+  /// Copies, its signal not yet decremented) with no thread to finish it.
+  std::mutex CopyRunMtx;
   uint64_t NextOp = 1;
   std::list<Handler> Handlers;
   size_t HandlersRunning = 0;

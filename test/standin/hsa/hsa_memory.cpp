@@ -41,6 +41,7 @@ void dmaWorker() {
     std::shared_ptr<Copy> Pick;
     uint64_t NextReady = ~0ull;
     uint64_t Seen = g().Wake.epoch();
+    std::unique_lock<std::mutex> Run(g().CopyRunMtx);
     {
       std::lock_guard<std::mutex> G(g().Mtx);
       uint64_t Now = nowNs();
@@ -71,6 +72,7 @@ void dmaWorker() {
       runCopy(*Pick);
       continue;
     }
+    Run.unlock();
     // Until the next copy is due, a signal changes or a copy is queued.
     uint64_t Now = nowNs();
     uint64_t Wait = NextReady == ~0ull ? 5000000 : (NextReady > Now ? NextReady - Now : 0);

@@ -167,6 +167,7 @@ static void queueWorker(Queue *Q) {
 void forkCollect(std::vector<std::mutex *> &Locks, std::vector<standin::Waker *> &Wakers) {
   std::lock_guard<std::mutex> G(g().Mtx);
   Locks.push_back(&g().Mtx);
+  Locks.push_back(&g().CopyRunMtx);
   for (Queue *Q : g().Queues)
     Locks.push_back(&Q->M);
   Wakers.push_back(&g().Wake);
