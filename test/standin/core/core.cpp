@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "core.h"
+#include "happens_before.h"
+#include "planted.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -440,6 +442,8 @@ void coreForkLocks(std::vector<std::mutex *> &Locks) {
   Locks.push_back(&st().StatsMtx);
   Locks.push_back(&RngMtx);
   Locks.push_back(&mem().mutex());
+  hb::forkLocks(Locks);
+  plantedForkLocks(Locks);
 }
 
 void coreAfterForkChild() {

@@ -50,19 +50,26 @@ template <typename T> void dedupe(std::vector<T> &V) {
 }
 
 void prepare() {
-  Plain.clear();
-  Wakers.clear();
-  All.clear();
-  if (Hooks.Collect)
-    Hooks.Collect(Plain, Wakers);
-  coreForkLocks(Plain);
-  dedupe(Plain);
-  dedupe(Wakers);
-  All = Plain;
-  for (Waker *W : Wakers)
-    All.push_back(&W->forkMutex());
-  if (!All.empty())
+  for (;;) {
+    Plain.clear();
+    Wakers.clear();
+    All.clear();
+    if (Hooks.Collect)
+      Hooks.Collect(Plain, Wakers);
+    coreForkLocks(Plain);
+    dedupe(Plain);
+    dedupe(Wakers);
+    All = Plain;
+    for (Waker *W : Wakers)
+      All.push_back(&W->forkMutex());
+    if (All.empty())
+      return;
     lockAll(All);
+    if (!Hooks.Current || Hooks.Current())
+      return;
+    for (std::mutex *M : All)
+      M->unlock();
+  }
 }
 
 void parent() {

@@ -37,12 +37,16 @@ class Waker;
 
 /// What a front does around fork().  Collect runs in the forking thread
 /// before the fork with no stand-in lock held; it lists the front's locks and
-/// wake-up channels (it may take and release a lock to read a list).  Child
-/// runs in the child, single-threaded, after every listed lock was released
-/// and every channel re-created.
+/// wake-up channels (it may take and release a lock to read a list).  Current
+/// (optional) runs once every listed lock is held: false when the lists are
+/// out of date (a queue created since Collect read them), and prepare
+/// releases the locks and collects again.  Child runs in the child,
+/// single-threaded, after every listed lock was released and every channel
+/// re-created.
 struct ForkHooks {
   void (*Collect)(std::vector<std::mutex *> &Locks, std::vector<Waker *> &Wakers) = nullptr;
   void (*Child)() = nullptr;
+  bool (*Current)() = nullptr;
 };
 
 /// Registers the handlers (once per process; later calls do nothing).

@@ -68,6 +68,12 @@ State &st() {
   return *S;
 }
 
+} // namespace
+
+void forkLocks(std::vector<std::mutex *> &Locks) { Locks.push_back(&st().M); }
+
+namespace {
+
 const char *verb(Mode M) {
   return M == Read ? "reads" : M == Write ? "writes" : "uses";
 }

@@ -34,6 +34,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -137,6 +138,9 @@ void forget(uintptr_t Base);
 
 /// Violations this check reported.
 uint64_t violations();
+
+/// Its lock, for the fork's prepare (fork.h).
+void forkLocks(std::vector<std::mutex *> &Locks);
 
 } // namespace hb
 } // namespace standin

@@ -114,6 +114,11 @@ void untilNs(uint64_t DeadlineNs) {
 
 void plantedInit() { (void)planted(); }
 
+void plantedForkLocks(std::vector<std::mutex *> &Locks) {
+  Locks.push_back(&planted().Noise.M);
+  Locks.push_back(&planted().Wakeup.M);
+}
+
 void plantedCopyHold() { sleepUs(planted().CopyUs); }
 
 void plantedSyncNoise() {

@@ -30,11 +30,15 @@
 #define KLE_STANDIN_PLANTED_H
 
 #include <cstdint>
+#include <mutex>
+#include <vector>
 
 namespace standin {
 
 /// Reads and checks the knobs (core::init must have run); idempotent.
 void plantedInit();
+/// Its locks, for the fork's prepare (fork.h).
+void plantedForkLocks(std::vector<std::mutex *> &Locks);
 /// Called by the front when a host-to-device copy ran: sleeps COPY_US.
 void plantedCopyHold();
 /// Called by the front after a stream synchronize: sleeps the noise.

@@ -250,6 +250,7 @@ void forkCollect(std::vector<std::mutex *> &Locks, std::vector<standin::Waker *>
   std::lock_guard<std::mutex> L(workers().M);
   Locks.push_back(&workers().M);
   Locks.push_back(&g().Mtx);
+  hbForkLocks(Locks);
   for (Stream *S : workers().Streams) {
     Locks.push_back(&S->M);
     Wakers.push_back(&S->Wake);

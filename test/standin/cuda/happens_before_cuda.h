@@ -18,6 +18,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <vector>
 
 namespace cuda_standin {
 
@@ -33,6 +35,8 @@ struct HbAccess;
 /// What a launch's late (KLE) accesses need (LaunchRec::Hb).
 struct HbLaunch;
 
+/// Its lock, for the fork's prepare (../core/fork.h).
+void hbForkLocks(std::vector<std::mutex *> &Locks);
 /// Describes the device bytes an async copy (\p SA null: a memset) of \p N
 /// bytes reads and writes, in \p O, before it is enqueued; \p What names it.
 void hbDescribeCopy(Op &O, const char *What, const AllocP &DA, uintptr_t Dst,

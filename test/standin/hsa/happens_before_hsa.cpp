@@ -37,6 +37,12 @@ HbState &hs() {
   return *S;
 }
 
+} // namespace
+
+void hbForkLocks(std::vector<std::mutex *> &Locks) { Locks.push_back(&hs().M); }
+
+namespace {
+
 uint32_t timelineOf(const Queue &Q) {
   HbState &H = hs();
   std::lock_guard<std::mutex> L(H.M);

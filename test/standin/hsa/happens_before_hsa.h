@@ -27,6 +27,8 @@ namespace hsafront {
 
 struct Launch;
 
+/// Its lock, for the fork's prepare (../core/fork.h).
+void hbForkLocks(std::vector<std::mutex *> &Locks);
 /// A barrier-AND packet of \p Q stopped waiting for \p Deps: later packets
 /// of \p Q are ordered after what they released; then its completion signal
 /// \p Done (may be null) releases the queue's clock.

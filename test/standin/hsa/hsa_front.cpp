@@ -104,7 +104,7 @@ const Config &conf() {
         say("unknown KLE_HSA_STANDIN_BREAK item '%s' ignored", B.c_str());
     installExitHandlers(finalReport);
     installSegvNote();
-    standin::installForkHandlers({forkCollect, forkChild});
+    standin::installForkHandlers({forkCollect, forkChild, forkCurrent});
     return &R;
   }();
   return *C;

@@ -123,6 +123,11 @@ struct Queue {
   void (*Callback)(hsa_status_t, hsa_queue_t *, void *) = nullptr;
   void *Data = nullptr;
   std::mutex M;
+  /// Held by the worker from taking up a packet (a barrier-AND once its
+  /// dependences are met) until it retired it, and by the fork's prepare: a
+  /// fork never leaves a packet half run (its launch record taken or its
+  /// signal decremented, the read index not yet advanced).
+  std::mutex RunM;
   std::map<uint64_t, std::shared_ptr<Launch>> Launches;
   standin::Worker Work; ///< runs the packets in order (queueWorker)
   bool Destroyed = false;
@@ -176,6 +181,11 @@ struct Global {
   uint64_t NextOp = 1;
   std::list<Handler> Handlers;
   size_t HandlersRunning = 0;
+  /// Held by the handler thread from taking handlers off Handlers until
+  /// their callbacks returned, and by the fork's prepare: a fork never
+  /// leaves a callback taken but not run (the plugin's callbacks decrement
+  /// the signals later work waits for).
+  std::mutex HandlerRunMtx;
   hsa_amd_system_event_callback_t EventCb = nullptr;
   void *EventData = nullptr;
   // Every signal change notifies this (one channel, as a command processor
@@ -240,6 +250,10 @@ void installSegvNote();
 /// queue workers.
 void forkCollect(std::vector<std::mutex *> &Locks, std::vector<standin::Waker *> &Wakers);
 void forkChild();
+bool forkCurrent();
+/// Says which copies and queues have work not yet run, and the signals
+/// their first item waits for.
+void sayPending();
 
 /// The doorbell of queue \p Q was set to \p Value: records the packets up
 /// to it and wakes the queue's worker.

@@ -85,6 +85,7 @@ static void queueWorker(Queue *Q) {
     g().Wake.waitUntil([&] { return Q->Work.stopping() || Q->Rung.load() > R; });
     if (Q->Rung.load() <= R)
       return; // stopped with nothing announced
+    std::unique_lock<std::mutex> Run(Q->RunM, std::defer_lock);
     uint8_t *Slot = Q->Ring + (R & Mask) * 64;
     uint16_t H = headerOf(*Q, R);
     uint16_t Type = H & 0xff;
@@ -114,12 +115,14 @@ static void queueWorker(Queue *Q) {
         if (!Ok)
           watchdog("a barrier-AND packet", Deps);
       }
+      Run.lock();
       Signal *BarrierDone =
           P.completion_signal.handle ? sigOf(P.completion_signal) : nullptr;
       hbAtBarrier(*Q, Deps, BarrierDone);
       if (BarrierDone)
         sigSub(BarrierDone, 1);
     } else if (Type == HSA_PACKET_TYPE_KERNEL_DISPATCH) {
+      Run.lock();
       std::shared_ptr<Launch> L;
       {
         std::lock_guard<std::mutex> G(Q->M);
@@ -164,12 +167,22 @@ static void queueWorker(Queue *Q) {
   }
 }
 
+// The queues forkCollect listed: g().NextQueue then (read under g().Mtx).
+static uint64_t CollectedQueues = 0;
+
+bool forkCurrent() { return g().NextQueue == CollectedQueues; }
+
 void forkCollect(std::vector<std::mutex *> &Locks, std::vector<standin::Waker *> &Wakers) {
   std::lock_guard<std::mutex> G(g().Mtx);
+  CollectedQueues = g().NextQueue;
   Locks.push_back(&g().Mtx);
   Locks.push_back(&g().CopyRunMtx);
-  for (Queue *Q : g().Queues)
+  Locks.push_back(&g().HandlerRunMtx);
+  hbForkLocks(Locks);
+  for (Queue *Q : g().Queues) {
     Locks.push_back(&Q->M);
+    Locks.push_back(&Q->RunM);
+  }
   Wakers.push_back(&g().Wake);
 }
 
@@ -203,8 +216,6 @@ void forkChild() {
         N += Q->Rung.load() - std::min(Q->Rung.load(), Q->Read.load());
     return N;
   };
-  // A callback the parent's handler thread was running does not run here.
-  g().HandlersRunning = 0;
   size_t Queued = Left();
   // The child's own DMA engine, handler thread and queue workers: they run
   // what was queued or announced at the fork, and the child goes on once it
@@ -225,8 +236,41 @@ void forkChild() {
   if (Unannounced)
     say("%zu packet(s) reserved but not announced at the fork: the parent's, not run here",
         Unannounced);
-  if (size_t Pending = standin::drainAfterFork(Left))
+  if (size_t Pending = standin::drainAfterFork(Left)) {
     say("%zu packets and copies queued at the fork did not complete in the child", Pending);
+    sayPending();
+  }
+}
+
+void sayPending() {
+  std::lock_guard<std::mutex> G(g().Mtx);
+  auto Sigs = [](const std::vector<Signal *> &V) {
+    std::string S;
+    for (Signal *X : V) {
+      char B[64];
+      snprintf(B, sizeof(B), " %#llx=%lld", (unsigned long long)X->Id, (long long)X->V.load());
+      S += B;
+    }
+    return S;
+  };
+  for (auto &C : g().Copies)
+    say("  copy op #%llu waits for signals%s", (unsigned long long)C->Op, Sigs(C->Deps).c_str());
+  for (Queue *Q : g().Queues) {
+    if (Q->Destroyed || Q->Read.load() >= Q->Rung.load())
+      continue;
+    uint64_t R = Q->Read.load();
+    std::vector<Signal *> Deps;
+    if ((headerOf(*Q, R) & 0xff) == HSA_PACKET_TYPE_BARRIER_AND) {
+      hsa_barrier_and_packet_t P;
+      memcpy(&P, Q->Ring + (R & (Q->Q.size - 1)) * 64, 64);
+      for (auto &D : P.dep_signal)
+        if (auto It = g().Signals.find(D.handle); D.handle && It != g().Signals.end())
+          Deps.push_back(It->second);
+    }
+    say("  queue %llu: packets %llu to %llu, the first (type %u) waits for signals%s",
+        (unsigned long long)Q->Id, (unsigned long long)R,
+        (unsigned long long)Q->Rung.load() - 1, headerOf(*Q, R) & 0xffu, Sigs(Deps).c_str());
+  }
 }
 
 } // namespace hsafront

@@ -110,6 +110,7 @@ void handlerWorker() {
   while (true) {
     std::vector<Handler> Run;
     uint64_t Seen = g().Wake.epoch();
+    std::unique_lock<std::mutex> Running(g().HandlerRunMtx);
     {
       std::lock_guard<std::mutex> G(g().Mtx);
       for (auto It = g().Handlers.begin(); It != g().Handlers.end();) {
@@ -133,6 +134,7 @@ void handlerWorker() {
       if (Again)
         g().Handlers.push_back(H);
     }
+    Running.unlock();
     if (!Run.empty())
       continue;
     g().Wake.waitChange(Seen, 5000000);
