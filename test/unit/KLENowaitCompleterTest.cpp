@@ -167,4 +167,50 @@ TEST(KLENowaitCompleterTest, StopCompletesHandedOverTasks) {
   ASSERT_TRUE(waitFor([&] { return Later.Completions.load() == 1; }));
 }
 
+// A queue whose poll blocks while Hold is set, as a plugin query that waits
+// for a lock of the queue.
+struct HeldTaskTy {
+  std::atomic<bool> Hold{true}, InPoll{false}, PollReturned{false},
+      Ready{false};
+  void *Handle = this;
+};
+
+bool pollHeld(void **Handle) {
+  auto *T = static_cast<HeldTaskTy *>(*Handle);
+  T->InPoll = true;
+  while (T->Hold.load())
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  T->PollReturned = true;
+  if (!T->Ready.load())
+    return false;
+  *Handle = nullptr;
+  return true;
+}
+
+void completeNothing(void *) {}
+
+TEST(KLENowaitCompleterTest, ForkPrepareWaitsForAPass) {
+  llvm::omp::target::NowaitCompleterTy C(pollHeld, completeNothing, 0);
+  HeldTaskTy T;
+  C.defer(&T.Handle, &T);
+  ASSERT_TRUE(waitFor([&] { return T.InPoll.load(); }));
+  std::atomic<bool> Prepared{false}, ReturnedFirst{false};
+  std::thread Forker([&] {
+    C.forkPrepare();
+    ReturnedFirst = T.PollReturned.load();
+    Prepared = true;
+  });
+  // The poll is still running: the prepare handler must not return.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(Prepared.load());
+  T.Hold = false;
+  ASSERT_TRUE(waitFor([&] { return Prepared.load(); }));
+  EXPECT_TRUE(ReturnedFirst.load());
+  Forker.join();
+  C.forkParent();
+  T.Ready = true;
+  C.stop();
+  EXPECT_EQ(T.Handle, nullptr);
+}
+
 } // namespace

@@ -78,16 +78,27 @@ public:
     Wake.notify_one();
   }
 
-  /// pthread_atfork handlers.  In a fork()ed child the completer thread and
-  /// the parent's tasks do not exist; the next defer starts a new thread.
-  void forkPrepare() { Mutex.lock(); }
-  void forkParent() { Mutex.unlock(); }
+  /// pthread_atfork handlers.  The prepare handler waits for a pass over the
+  /// queues to end: a fork() never copies the plugin in the middle of a poll
+  /// (a lock of a queue held, a slot half released).  In a fork()ed child the
+  /// completer thread and the parent's tasks do not exist; forkChild, also
+  /// valid when forkPrepare did not run, forgets them and the next defer
+  /// starts a new thread.
+  void forkPrepare() {
+    Mutex.lock();
+    PassMutex.lock();
+  }
+  void forkParent() {
+    PassMutex.unlock();
+    Mutex.unlock();
+  }
   void forkChild() {
     Incoming.clear();
     Started = false;
     Stop = false;
     new (&Worker) std::thread(); // the parent's, not joinable here
     new (&Mutex) std::mutex();
+    new (&PassMutex) std::mutex();
     new (&Wake) std::condition_variable();
   }
 
@@ -123,11 +134,14 @@ private:
       }
       L.unlock();
       size_t Kept = 0;
-      for (EntryTy &E : Active) {
-        if (Poll(E.Handle))
-          Complete(E.Task);
-        else
-          Active[Kept++] = E;
+      {
+        std::lock_guard<std::mutex> Pass(PassMutex);
+        for (EntryTy &E : Active) {
+          if (Poll(E.Handle))
+            Complete(E.Task);
+          else
+            Active[Kept++] = E;
+        }
       }
       bool Completed = Kept != Active.size();
       Active.resize(Kept);
@@ -154,6 +168,9 @@ private:
   const CompleteFnTy Complete;
   const std::chrono::microseconds BusyWait;
   std::mutex Mutex;
+  /// Held by the completer thread for a pass over the queues (never while it
+  /// takes Mutex) and by forkPrepare.
+  std::mutex PassMutex;
   std::condition_variable Wake;
   std::vector<EntryTy> Incoming;
   std::thread Worker;
