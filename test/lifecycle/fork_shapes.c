@@ -8,10 +8,13 @@
 // runs 4 more nowait regions. Exact launches per process: the child's
 // report ("(child)") counts only its own; the parent's 4 synchronous, 4
 // nowait before the fork (not in "sync") and 4 after.
-// "inflight" forks 2 ms after starting its nowait regions, with every
-// stand-in operation delayed 2 to 5 ms, so the parent's work is queued at the
-// fork; the child finishes its copy of that work before it goes on
-// (test/standin/core/fork.h). Before that, the child's teardown freed memory the work
+// "inflight" forks 20 ms after starting its nowait regions, with every
+// stand-in operation delayed 50 to 80 ms, so the parent's work is queued at
+// the fork ("queued at the fork") and no thread of the parent is inside the
+// runtime then: a thread's half-done work there (an allocation not yet
+// recorded, a resource pool half grown) is lost to the child, as it is in
+// any fork(). The child finishes its copy of the queued work before it goes
+// on (test/standin/core/fork.h). Before that, the child's teardown freed memory the work
 // still used (B lifetime violations, 8 of 10 runs on the CUDA stand-in); and
 // before patch 0025 the HSA child's exit could hang in AMDGPUQueueTy::deinit
 // on a queue lock a parent thread held at the fork (2 of 10 runs).
@@ -22,12 +25,12 @@
 // RUN: %cuda{ %clang-sm90 %s -o %t.cuda %}
 // RUN: %cuda{ %cuda %t.cuda sync | %fcs=CHECK,CUDA,CUDA8,CUDA-EXIT %}
 // RUN: %cuda{ %cuda %t.cuda nowait | %fcs=CHECK,CUDA,CUDA12,CUDA-EXIT %}
-// RUN: %cuda{ %cuda KLE_STANDIN_DELAY_US=2000:5000 %t.cuda inflight | %fcs=CHECK,CUDA,CUDA12,CUDA-EXIT %}
+// RUN: %cuda{ %cuda KLE_STANDIN_DELAY_US=50000:80000 %t.cuda inflight | %fcs=CHECK,CUDA,CUDA12,CUDA-EXIT,CUDA-INFLIGHT %}
 // RUN: %cuda{ %cuda %t.cuda offload | %fcs=CHECK,CUDA,CUDA12,CUDA-OFFLOAD %}
 // RUN: %hsa{ %clang-gfx90a %s -o %t.hsa %}
 // RUN: %hsa{ %hsa %t.hsa sync | %fcs=CHECK,HSA,HSA8,HSA-EXIT %}
 // RUN: %hsa{ %hsa %t.hsa nowait | %fcs=CHECK,HSA,HSA12,HSA-EXIT %}
-// RUN: %hsa{ %hsa KLE_STANDIN_DELAY_US=2000:5000 %t.hsa inflight | %fcs=CHECK,HSA,HSA12,HSA-EXIT %}
+// RUN: %hsa{ %hsa KLE_STANDIN_DELAY_US=50000:80000 %t.hsa inflight | %fcs=CHECK,HSA,HSA12,HSA-EXIT,HSA-INFLIGHT %}
 // RUN: %hsa{ %hsa %t.hsa offload | %fcs=CHECK,HSA,HSA12,HSA-OFFLOAD %}
 #include <signal.h>
 #include <stdio.h>
@@ -88,7 +91,7 @@ int main(int argc, char **argv) {
   if (!strcmp(shape, "inflight")) {
     // Long enough for the hidden helpers to submit the regions, short of the
     // planted delays that keep them in flight.
-    struct timespec ts = {0, 2 * 1000 * 1000};
+    struct timespec ts = {0, 20 * 1000 * 1000};
     nanosleep(&ts, NULL);
   }
   printf("forking\n");
@@ -112,6 +115,8 @@ int main(int argc, char **argv) {
 }
 // CHECK-NOT: VIOLATION
 // CHECK: forking
+// CUDA-INFLIGHT: kle-standin(child): {{[1-9][0-9]*}} operations queued at the fork
+// HSA-INFLIGHT: kle-hsa-standin(child): {{[1-9][0-9]*}} packets and copies queued at the fork
 // CUDA: kle-standin(child): live device=0 pinned=0 managed=0
 // HSA: kle-hsa-standin(child): live device=0 fine=0 kernarg=0 host-coarse=0 locked=0 signals=0 queues=0 executables=0 handlers=0 copies=0
 // CUDA-OFFLOAD: kle-standin(child): launches=8 violations=0
