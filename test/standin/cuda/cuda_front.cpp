@@ -175,7 +175,7 @@ __attribute__((constructor)) static void standinInit() {
   (void)cfg();
   (void)g();
   atexit(onExit);
-  standin::installForkHandlers({forkCollect, forkChild});
+  standin::installForkHandlers({forkCollect, forkChild, forkCurrent});
 }
 
 __attribute__((destructor)) static void standinFini() {

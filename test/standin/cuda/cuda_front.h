@@ -164,6 +164,7 @@ struct Op {
   std::function<void(Op &)> Run;
   LaunchRec *Launch = nullptr;
   bool Done = false;
+  bool Waits = false; ///< only waits (wait value, wait event): may run again
   std::shared_ptr<HbAccess> Hb; // the device bytes a copy or memset uses
 };
 
@@ -172,6 +173,10 @@ struct Stream {
   uint64_t Id = 0;
   bool IsDefault = false;
   std::mutex M;
+  /// Held by the worker from running an op (one that does more than wait)
+  /// until it completed it, and by the fork's prepare: a fork never leaves a
+  /// kernel, copy or callback half run, to be run again by the child.
+  std::mutex RunM;
   standin::Waker Wake; // notified when an op is queued or completes
   standin::Worker Work;
   std::deque<std::shared_ptr<Op>> Q;
@@ -343,6 +348,7 @@ void stopStreamWorkers();
 /// channels; in the child, a new worker for every stream.
 void forkCollect(std::vector<std::mutex *> &Locks, std::vector<standin::Waker *> &Wakers);
 void forkChild();
+bool forkCurrent();
 
 /// The host waits that sleep in the driver when the work is not yet
 /// complete; under CU_CTX_SCHED_BLOCKING_SYNC each pays the planted wake-up

@@ -25,6 +25,7 @@ using standin::contract::reportOp;
 struct WorkerRegistryTy {
   std::mutex M;
   std::vector<Stream *> Streams;
+  uint64_t Created = 0; ///< streams ever registered
 };
 static WorkerRegistryTy &workers() {
   static auto *R = new WorkerRegistryTy();
@@ -44,6 +45,9 @@ static void streamWorker(Stream *S) {
     if (!O)
       return; // stopped at library unload
     standin::sleepUs(standin::randomDelayUs(S->Rng));
+    std::unique_lock<std::mutex> Running(S->RunM, std::defer_lock);
+    if (!O->Waits)
+      Running.lock();
     O->Run(*O);
     {
       std::lock_guard<std::mutex> L(S->M);
@@ -68,6 +72,7 @@ Stream *newStream(Ctx *C, bool IsDefault) {
     std::lock_guard<std::mutex> L(workers().M);
     S->Work.start([S] { streamWorker(S); });
     workers().Streams.push_back(S);
+    workers().Created++;
   }
   {
     std::lock_guard<std::mutex> L(g().Mtx);
@@ -246,13 +251,20 @@ void stopStreamWorkers() {
     S->Work.join();
 }
 
+// The streams forkCollect listed: workers().Created then (under workers().M).
+static uint64_t CollectedStreams = 0;
+
+bool forkCurrent() { return workers().Created == CollectedStreams; }
+
 void forkCollect(std::vector<std::mutex *> &Locks, std::vector<standin::Waker *> &Wakers) {
   std::lock_guard<std::mutex> L(workers().M);
+  CollectedStreams = workers().Created;
   Locks.push_back(&workers().M);
   Locks.push_back(&g().Mtx);
   hbForkLocks(Locks);
   for (Stream *S : workers().Streams) {
     Locks.push_back(&S->M);
+    Locks.push_back(&S->RunM);
     Wakers.push_back(&S->Wake);
   }
 }
@@ -304,6 +316,7 @@ static CUresult doWaitValue32(uintptr_t Addr, uint32_t Value, unsigned Flags,
     return CUDA_ERROR_INVALID_VALUE;
   auto O = std::make_shared<Op>();
   O->What = "wait value";
+  O->Waits = true;
   O->Run = [=](Op &) {
     for (;;) {
       if (A->Freed) {
@@ -558,6 +571,7 @@ EXPORT CUresult cuStreamWaitEvent(CUstream HS, CUevent H, unsigned Flags) {
     return CUDA_SUCCESS; // same stream: already ordered
   auto O = std::make_shared<Op>();
   O->What = "wait-event";
+  O->Waits = true;
   O->Run = [ES, Seq](Op &) { waitFor(ES, Seq); };
   enqueue(S, O);
   return CUDA_SUCCESS;
