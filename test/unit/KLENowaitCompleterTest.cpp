@@ -194,11 +194,15 @@ TEST(KLENowaitCompleterTest, ForkPrepareWaitsForAPass) {
   HeldTaskTy T;
   C.defer(&T.Handle, &T);
   ASSERT_TRUE(waitFor([&] { return T.InPoll.load(); }));
-  std::atomic<bool> Prepared{false}, ReturnedFirst{false};
+  std::atomic<bool> Prepared{false}, ReturnedFirst{false}, Resume{false};
+  // The handlers run on one thread, as fork() runs them.
   std::thread Forker([&] {
     C.forkPrepare();
     ReturnedFirst = T.PollReturned.load();
     Prepared = true;
+    while (!Resume.load())
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    C.forkParent();
   });
   // The poll is still running: the prepare handler must not return.
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -206,8 +210,8 @@ TEST(KLENowaitCompleterTest, ForkPrepareWaitsForAPass) {
   T.Hold = false;
   ASSERT_TRUE(waitFor([&] { return Prepared.load(); }));
   EXPECT_TRUE(ReturnedFirst.load());
+  Resume = true;
   Forker.join();
-  C.forkParent();
   T.Ready = true;
   C.stop();
   EXPECT_EQ(T.Handle, nullptr);
