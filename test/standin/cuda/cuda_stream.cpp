@@ -25,7 +25,6 @@ using standin::contract::reportOp;
 struct WorkerRegistryTy {
   std::mutex M;
   std::vector<Stream *> Streams;
-  uint64_t Created = 0; ///< streams ever registered
 };
 static WorkerRegistryTy &workers() {
   static auto *R = new WorkerRegistryTy();
@@ -72,7 +71,6 @@ Stream *newStream(Ctx *C, bool IsDefault) {
     std::lock_guard<std::mutex> L(workers().M);
     S->Work.start([S] { streamWorker(S); });
     workers().Streams.push_back(S);
-    workers().Created++;
   }
   {
     std::lock_guard<std::mutex> L(g().Mtx);
@@ -251,14 +249,15 @@ void stopStreamWorkers() {
     S->Work.join();
 }
 
-// The streams forkCollect listed: workers().Created then (under workers().M).
-static uint64_t CollectedStreams = 0;
+// The streams forkCollect listed (workers().M held; streams are only added
+// until the library unloads).
+static size_t CollectedStreams = 0;
 
-bool forkCurrent() { return workers().Created == CollectedStreams; }
+bool forkCurrent() { return workers().Streams.size() == CollectedStreams; }
 
 void forkCollect(std::vector<std::mutex *> &Locks, std::vector<standin::Waker *> &Wakers) {
   std::lock_guard<std::mutex> L(workers().M);
-  CollectedStreams = workers().Created;
+  CollectedStreams = workers().Streams.size();
   Locks.push_back(&workers().M);
   Locks.push_back(&g().Mtx);
   hbForkLocks(Locks);

@@ -32,15 +32,20 @@ uint16_t headerOf(Queue &Q, uint64_t Index) {
   return __atomic_load_n(P, __ATOMIC_ACQUIRE);
 }
 
-void watchdog(const char *What, const std::vector<Signal *> &Sigs) {
+// " signal 0x1f=1 signal 0x20=0": each signal and its value.
+std::string signalList(const std::vector<Signal *> &Sigs) {
   std::string S;
   for (auto *X : Sigs) {
     char B[64];
     snprintf(B, sizeof(B), " signal %#llx=%lld", (unsigned long long)X->Id, (long long)X->V.load());
     S += B;
   }
+  return S.empty() ? " no signal" : S;
+}
+
+void watchdog(const char *What, const std::vector<Signal *> &Sigs) {
   say("WATCHDOG: %s waited more than %llu s for%s; exiting with status 96", What,
-      (unsigned long long)g().WatchdogS, S.c_str());
+      (unsigned long long)g().WatchdogS, signalList(Sigs).c_str());
   fflush(nullptr);
   _exit(96);
 }
@@ -244,17 +249,8 @@ void forkChild() {
 
 void sayPending() {
   std::lock_guard<std::mutex> G(g().Mtx);
-  auto Sigs = [](const std::vector<Signal *> &V) {
-    std::string S;
-    for (Signal *X : V) {
-      char B[64];
-      snprintf(B, sizeof(B), " %#llx=%lld", (unsigned long long)X->Id, (long long)X->V.load());
-      S += B;
-    }
-    return S;
-  };
   for (auto &C : g().Copies)
-    say("  copy op #%llu waits for signals%s", (unsigned long long)C->Op, Sigs(C->Deps).c_str());
+    say("  copy op #%llu waits for%s", (unsigned long long)C->Op, signalList(C->Deps).c_str());
   for (Queue *Q : g().Queues) {
     if (Q->Destroyed || Q->Read.load() >= Q->Rung.load())
       continue;
@@ -267,9 +263,9 @@ void sayPending() {
         if (auto It = g().Signals.find(D.handle); D.handle && It != g().Signals.end())
           Deps.push_back(It->second);
     }
-    say("  queue %llu: packets %llu to %llu, the first (type %u) waits for signals%s",
+    say("  queue %llu: packets %llu to %llu, the first (type %u) waits for%s",
         (unsigned long long)Q->Id, (unsigned long long)R,
-        (unsigned long long)Q->Rung.load() - 1, headerOf(*Q, R) & 0xffu, Sigs(Deps).c_str());
+        (unsigned long long)Q->Rung.load() - 1, headerOf(*Q, R) & 0xffu, signalList(Deps).c_str());
   }
 }
 
