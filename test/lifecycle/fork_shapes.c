@@ -4,7 +4,9 @@
 // ("nowait"; before the libomp fix the child hung at exit waiting for the
 // parent's hidden helper team), with nowait regions still in flight in the
 // parent ("inflight"), or runs 4 synchronous and 4 nowait regions itself
-// ("offload"). The parent reaps the child (30 s at most: "child hung"), then
+// ("offload"), or runs 4 synchronous regions and forks a grandchild that
+// exits at once ("grandchild"; the grandchild's report once counted the
+// signals its parent had inherited twice). The parent reaps the child (30 s at most: "child hung"), then
 // runs 4 more nowait regions. Exact launches per process: the child's
 // report ("(child)") counts only its own; the parent's 4 synchronous, 4
 // nowait before the fork (not in "sync") and 4 after.
@@ -27,11 +29,13 @@
 // RUN: %cuda{ %cuda %t.cuda nowait | %fcs=CHECK,CUDA,CUDA12,CUDA-EXIT %}
 // RUN: %cuda{ %cuda KLE_STANDIN_DELAY_US=50000:80000 %t.cuda inflight | %fcs=CHECK,CUDA,CUDA12,CUDA-EXIT,CUDA-INFLIGHT %}
 // RUN: %cuda{ %cuda %t.cuda offload | %fcs=CHECK,CUDA,CUDA12,CUDA-OFFLOAD %}
+// RUN: %cuda{ %cuda %t.cuda grandchild | %fcs=CHECK,CUDA,CUDA12,CUDA-GRAND %}
 // RUN: %hsa{ %clang-gfx90a %s -o %t.hsa %}
 // RUN: %hsa{ %hsa %t.hsa sync | %fcs=CHECK,HSA,HSA8,HSA-EXIT %}
 // RUN: %hsa{ %hsa %t.hsa nowait | %fcs=CHECK,HSA,HSA12,HSA-EXIT %}
 // RUN: %hsa{ %hsa KLE_STANDIN_DELAY_US=50000:80000 %t.hsa inflight | %fcs=CHECK,HSA,HSA12,HSA-EXIT,HSA-INFLIGHT %}
 // RUN: %hsa{ %hsa %t.hsa offload | %fcs=CHECK,HSA,HSA12,HSA-OFFLOAD %}
+// RUN: %hsa{ %hsa %t.hsa grandchild | %fcs=CHECK,HSA,HSA12,HSA-GRAND %}
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,6 +106,17 @@ int main(int argc, char **argv) {
       regions(2, 0, 1);
       regions(2, 1, 1);
     }
+    if (!strcmp(shape, "grandchild")) {
+      regions(2, 0, 1);
+      pid_t grand = fork();
+      if (grand == 0) {
+        printf("grandchild exiting\n");
+        fflush(stdout);
+        exit(0);
+      }
+      if (!reap(grand))
+        exit(1);
+    }
     printf("child exiting\n");
     fflush(stdout);
     exit(0);
@@ -117,12 +132,20 @@ int main(int argc, char **argv) {
 // CHECK: forking
 // CUDA-INFLIGHT: kle-standin(child): {{[1-9][0-9]*}} operations queued at the fork
 // HSA-INFLIGHT: kle-hsa-standin(child): {{[1-9][0-9]*}} packets and copies queued at the fork
+// CUDA-GRAND: kle-standin(child)(child): live device=0 pinned=0 managed=0
+// CUDA-GRAND: kle-standin(child)(child): launches=0 violations=0
+// CUDA-GRAND: child status=0
+// HSA-GRAND: kle-hsa-standin(child)(child): live device=0 fine=0 kernarg=0 host-coarse=0 locked=0 signals=0 queues=0 executables=0 handlers=0 copies=0
+// HSA-GRAND: kle-hsa-standin(child)(child): launches=0 violations=0
+// HSA-GRAND: child status=0
 // CUDA: kle-standin(child): live device=0 pinned=0 managed=0
 // HSA: kle-hsa-standin(child): live device=0 fine=0 kernarg=0 host-coarse=0 locked=0 signals=0 queues=0 executables=0 handlers=0 copies=0
 // CUDA-OFFLOAD: kle-standin(child): launches=8 violations=0
 // CUDA-EXIT: kle-standin(child): launches=0 violations=0
 // HSA-OFFLOAD: kle-hsa-standin(child): launches=8 violations=0
 // HSA-EXIT: kle-hsa-standin(child): launches=0 violations=0
+// CUDA-GRAND: kle-standin(child): launches=4 violations=0
+// HSA-GRAND: kle-hsa-standin(child): launches=4 violations=0
 // CHECK: child status=0
 // CHECK-NEXT: parent done
 // CUDA: kle-standin: live device=0 pinned=0 managed=0

@@ -197,6 +197,8 @@ void forkChild() {
   // hold them belong to the parent's regions; a queue a parent thread was
   // creating at the fork is unknown to the child's plugin). Marked, and
   // the work queued at the fork counted, before the child's threads start.
+  // Counted afresh: a grandchild's were partly its parent's inherited ones.
+  g().InheritedSignals = 0;
   for (auto &[Id, S] : g().Signals)
     if (!S->Destroyed) {
       S->Inherited = true;
@@ -214,8 +216,13 @@ void forkChild() {
     Unannounced += Q->UnannouncedAtFork;
   }
   auto Left = [] {
+    // CopyRunMtx first (the DMA engine's order): a copy taken off Copies
+    // counts until it completed.
+    std::lock_guard<std::mutex> Run(g().CopyRunMtx);
     std::lock_guard<std::mutex> G(g().Mtx);
     size_t N = g().Copies.size() + g().HandlersRunning;
+    for (const Handler &H : g().Handlers) // ready, not yet taken up
+      N += condHolds(H.Cond, H.S->V.load(), H.Value);
     for (Queue *Q : g().Queues)
       if (!Q->Destroyed)
         N += Q->Rung.load() - std::min(Q->Rung.load(), Q->Read.load());
