@@ -9,11 +9,13 @@
 // hidden helper task is unexecuted, and a task waiting for a dependence (the
 // successor of a target region still running) counts as unexecuted: every
 // helper spins, each a core, for as long as the predecessor's kernel runs.
-// A helper that finds no task queued on any helper's deque sleeps instead.
-// Nothing is missed: a task queued by a thread that is not a hidden helper
-// posts the semaphore (so do __kmpc_target_task_completed and a re-queued
-// target task), and one a helper queues on its own deque is run by that
-// helper, awake. Included by kmp_wait_release.h only.
+// A helper idle in the hidden helper team (not the primary thread of a team
+// of its own, whose barrier nobody posts for) that finds no task queued on
+// any helper's deque sleeps instead. Nothing is missed: a task queued by a
+// thread that is not a hidden helper posts the semaphore, as do
+// __kmpc_target_task_completed, a re-queued target task and a hidden helper
+// that queues one on its own deque (its dependent successors, say, which
+// the other helpers then share). Included by kmp_wait_release.h only.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,7 +27,7 @@
 /// Whether a task is queued for the hidden helper team of \p task_team (on a
 /// thread's deque or as a priority task). Reads each deque's count without
 /// its lock: a task queued after the read posts the semaphore the caller then
-/// waits on, or is run by the helper that queued it.
+/// waits on.
 static inline bool __kmp_hidden_helper_task_queued(kmp_task_team_t *task_team) {
   if (TCR_4(task_team->tt.tt_num_task_pri))
     return true;
@@ -37,6 +39,18 @@ static inline bool __kmp_hidden_helper_task_queued(kmp_task_team_t *task_team) {
     if (TCR_4(threads_data[i].td.td_deque_ntasks) != 0)
       return true;
   return false;
+}
+
+/// Whether hidden helper worker \p thr, waiting with \p task_team, may sleep
+/// on the semaphore although hidden helper tasks are unexecuted: it waits in
+/// the hidden helper team's own barrier, running no task, and none is queued.
+static inline bool __kmp_hidden_helper_idle(kmp_info_t *thr,
+                                            kmp_task_team_t *task_team) {
+  kmp_team_t *team = thr->th.th_team;
+  kmp_taskdata_t *current = thr->th.th_current_task;
+  return team != NULL && KMP_HIDDEN_HELPER_TEAM(team) && current != NULL &&
+         current->td_flags.tasktype == TASK_IMPLICIT &&
+         !__kmp_hidden_helper_task_queued(task_team);
 }
 
 #endif // KMP_HIDDEN_HELPER_IDLE_H
