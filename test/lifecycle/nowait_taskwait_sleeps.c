@@ -12,14 +12,9 @@
 // RUN: %cuda{ %cuda KLE_STANDIN_KERNEL_US=400000 KLE_STANDIN_STATS=1 %t.cuda | %fcs=CHECK,CUDA %}
 // RUN: %hsa{ %clang-gfx90a %s -o %t.hsa %}
 // RUN: %hsa{ %hsa KLE_STANDIN_KERNEL_US=400000 KLE_STANDIN_STATS=1 %t.hsa | %fc %}
+#include "Inputs/clock_ms.h"
 #include <stdio.h>
-#include <time.h>
 #define R 8
-static double ms(clockid_t Clock) {
-  struct timespec T;
-  clock_gettime(Clock, &T);
-  return T.tv_sec * 1e3 + T.tv_nsec / 1e6;
-}
 int main(void) {
   int v[R] = {0};
   for (int r = 0; r < R; ++r) {
