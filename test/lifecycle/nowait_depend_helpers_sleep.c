@@ -12,24 +12,19 @@
 // RUN: %cuda{ %cuda KLE_STANDIN_KERNEL_US=100000 KLE_STANDIN_STATS=1 %t.cuda | %fcs=CHECK,CUDA %}
 // RUN: %hsa{ %clang-gfx90a %s -o %t.hsa %}
 // RUN: %hsa{ %hsa KLE_STANDIN_KERNEL_US=100000 KLE_STANDIN_STATS=1 %t.hsa | %fc %}
-#include "Inputs/clock_ms.h"
-#include <stdio.h>
+#include "Inputs/wait_span.h"
 #define R 4
 int main(void) {
   int v = 0;
 #pragma omp target map(tofrom : v)
   v = 0;
-  double Wall = ms(CLOCK_MONOTONIC), Cpu = ms(CLOCK_PROCESS_CPUTIME_ID);
+  WaitSpanTy Span = waitStart(CLOCK_PROCESS_CPUTIME_ID);
   for (int r = 0; r < R; ++r) {
 #pragma omp target map(tofrom : v) depend(inout : v) nowait
     v += 1;
   }
 #pragma omp taskwait
-  Wall = ms(CLOCK_MONOTONIC) - Wall;
-  Cpu = ms(CLOCK_PROCESS_CPUTIME_ID) - Cpu;
-  printf("helpers %s: cpu %.1f ms, wall %.1f ms\n",
-         Cpu * 4 < Wall ? "slept" : "spun", Cpu, Wall);
-  fflush(stdout);
+  waitReport(Span, "helpers", 4);
   return 0;
 }
 // CHECK: helpers slept

@@ -12,8 +12,7 @@
 // RUN: %cuda{ %cuda KLE_STANDIN_KERNEL_US=400000 KLE_STANDIN_STATS=1 %t.cuda | %fcs=CHECK,CUDA %}
 // RUN: %hsa{ %clang-gfx90a %s -o %t.hsa %}
 // RUN: %hsa{ %hsa KLE_STANDIN_KERNEL_US=400000 KLE_STANDIN_STATS=1 %t.hsa | %fc %}
-#include "Inputs/clock_ms.h"
-#include <stdio.h>
+#include "Inputs/wait_span.h"
 #define R 8
 int main(void) {
   int v[R] = {0};
@@ -21,13 +20,9 @@ int main(void) {
 #pragma omp target map(tofrom : v[r : 1]) nowait
     v[r] = 1;
   }
-  double Wall = ms(CLOCK_MONOTONIC), Cpu = ms(CLOCK_THREAD_CPUTIME_ID);
+  WaitSpanTy Span = waitStart(CLOCK_THREAD_CPUTIME_ID);
 #pragma omp taskwait
-  Wall = ms(CLOCK_MONOTONIC) - Wall;
-  Cpu = ms(CLOCK_THREAD_CPUTIME_ID) - Cpu;
-  printf("taskwait %s: cpu %.1f ms, wall %.1f ms\n",
-         Cpu * 10 < Wall ? "slept" : "spun", Cpu, Wall);
-  fflush(stdout);
+  waitReport(Span, "taskwait", 10);
   return 0;
 }
 // CHECK: taskwait slept
