@@ -32,6 +32,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -58,10 +59,12 @@ std::optional<long> parseCount(const char *S, long Min, long Max) {
   return N;
 }
 
-long count(const char *Opt, const char *V, long Min, long Max) {
+/// parseCount(), else exits: "<Opt> wants a number<Of> from Min to Max".
+long count(const char *Opt, const char *V, long Min, long Max,
+           const char *Of = "") {
   if (std::optional<long> N = parseCount(V, Min, Max))
     return *N;
-  fail("%s wants a number from %ld to %ld, not \"%s\"", Opt, Min, Max,
+  fail("%s wants a number%s from %ld to %ld, not \"%s\"", Opt, Of, Min, Max,
        V ? V : "");
 }
 
@@ -70,12 +73,12 @@ long count(const char *Opt, const char *V, long Min, long Max) {
 std::vector<std::string> splitList(const char *Opt, const char *Noun,
                                    const char *List, const char *Valid) {
   std::vector<std::string> Out;
-  std::string S(List);
+  const std::string S(List);
+  const std::string Names = Valid ? ", " + std::string(Valid) + ", " : "";
   for (size_t P = 0; P <= S.size();) {
     size_t E = std::min(S.find(',', P), S.size());
     std::string Item = S.substr(P, E - P);
     P = E + 1;
-    std::string Names = Valid ? std::string(", ") + Valid + ", " : "";
     if (Valid && (Item.empty() || Names.find(" " + Item + ",") == Names.npos))
       fail("%s: unknown %s \"%s\" in \"%s\" (valid: %s, comma-separated)", Opt,
            Noun, Item.c_str(), List, Valid);
@@ -93,75 +96,26 @@ int benchDevice() {
     const char *Env = std::getenv("KLE_BENCH_DEVICE");
     if (!Env || !*Env)
       return omp_get_default_device();
-    if (!std::strcmp(Env, "gpu")) {
-      for (int D = 0; D < omp_get_num_devices(); ++D) {
-        const char *Uid = omp_get_uid_from_device(D);
-        if (Uid && std::strncmp(Uid, "x86_64", 6))
+    const int N = omp_get_num_devices();
+    for (int D = 0; !std::strcmp(Env, "gpu") && D < N; ++D)
+      if (const char *Uid = omp_get_uid_from_device(D))
+        if (std::strncmp(Uid, "x86_64", 6))
           return D;
-      }
+    if (!std::strcmp(Env, "gpu"))
       fail("KLE_BENCH_DEVICE=gpu: no offload device other than the host's "
            "(see --list-devices)");
-    }
-    std::optional<long> D = parseCount(Env, 0, omp_get_num_devices() - 1);
-    if (!D)
-      fail("KLE_BENCH_DEVICE=\"%s\" is not an offload device number (0 to %d; "
-           "see --list-devices)",
-           Env, omp_get_num_devices() - 1);
-    return static_cast<int>(*D);
+    if (std::optional<long> D = parseCount(Env, 0, N - 1))
+      return static_cast<int>(*D);
+    fail("KLE_BENCH_DEVICE=\"%s\" is not an offload device number (0 to %d; "
+         "see --list-devices)",
+         Env, N - 1);
   }();
   return Device;
 }
 
 constexpr int LoopTrip = 1024;
-
-[[gnu::noinline]] long reductionLaunch(int Dev, int Teams) {
-  long S = 0;
-#pragma omp target teams distribute parallel for device(Dev) num_teams(Teams) \
-    reduction(+ : S) map(tofrom : S)
-  for (int I = 0; I < LoopTrip; ++I)
-    S += I;
-  return S;
-}
-
-/// The same kernel shape and map without a reduction: no KLE.
-[[gnu::noinline]] long baselineLaunch(int Dev, int Teams) {
-  long S = 0;
-#pragma omp target teams distribute parallel for device(Dev) num_teams(Teams) \
-    map(tofrom : S)
-  for (int I = 0; I < LoopTrip; ++I)
-    if (I == 0)
-      S = 1;
-  return S;
-}
-
-/// One pipelined batch: \p N nowait launches (8 teams), then one taskwait.
-void pipelinedBatch(int Dev, bool Reduction, int N) {
-  long Out[64] = {0};
-#pragma omp parallel num_threads(1)
-#pragma omp single
-  {
-    for (int K = 0; K < N; ++K) {
-      long *P = &Out[K % 64];
-      if (Reduction) {
-#pragma omp target teams distribute parallel for device(Dev) num_teams(8)     \
-    reduction(+ : P[0 : 1]) map(tofrom : P[0 : 1]) nowait
-        for (int I = 0; I < LoopTrip; ++I)
-          P[0] += 1;
-      } else {
-#pragma omp target teams distribute parallel for device(Dev) num_teams(8)     \
-    map(tofrom : P[0 : 1]) nowait
-        for (int I = 0; I < LoopTrip; ++I)
-          if (I == 0)
-            P[0] += 1;
-      }
-      if (K % 64 == 63) { // at most 64 in flight: disjoint variables
-#pragma omp taskwait
-      }
-    }
-#pragma omp taskwait
-  }
-  benchmark::DoNotOptimize(Out);
-}
+constexpr auto reductionLaunch = kle::reductionRegion<LoopTrip>;
+constexpr auto baselineLaunch = kle::baselineRegion<LoopTrip>; // no KLE
 
 template <long (*Launch)(int, int)> void Sync(benchmark::State &State) {
   const int Dev = benchDevice(), Teams = static_cast<int>(State.range(0));
@@ -174,7 +128,7 @@ template <long (*Launch)(int, int)> void Sync(benchmark::State &State) {
 void PipelinedReduction(benchmark::State &State) {
   const int Dev = benchDevice(), N = static_cast<int>(State.range(0));
   for (auto _ : State)
-    pipelinedBatch(Dev, true, N);
+    benchmark::DoNotOptimize(kle::nowaitBatch<LoopTrip>(Dev, true, N));
   State.SetItemsProcessed(State.iterations() * N);
 }
 
@@ -194,30 +148,6 @@ double drainTimer(CollectFnTy Collect, size_t *Count = nullptr) {
     for (size_t I = 0; I < N; ++I, Count && ++*Count)
       Sum += Ms[I];
   return Sum;
-}
-
-/// Kernel-only timing: each iteration's time is its kernels' times.
-template <typename LaunchFnTy>
-void timeKernels(benchmark::State &State, CollectFnTy Collect,
-                 LaunchFnTy Launch) {
-  Launch();
-  drainTimer(Collect);
-  for (auto _ : State) {
-    benchmark::DoNotOptimize(Launch());
-    size_t N = 0;
-    double Sum = drainTimer(Collect, &N);
-    if (!N) {
-      State.SkipWithError("the kernel timer returned no time for a launch");
-      break;
-    }
-    State.SetIterationTime(Sum / 1e3);
-  }
-  State.SetItemsProcessed(State.iterations());
-}
-
-void KernelReduction(benchmark::State &State, CollectFnTy Collect) {
-  const int Dev = benchDevice(), Teams = static_cast<int>(State.range(0));
-  timeKernels(State, Collect, [&] { return reductionLaunch(Dev, Teams); });
 }
 
 /// SM clock in GHz for ReductionAfterWork's work_ns: KLE_BENCH_SM_GHZ.
@@ -251,11 +181,28 @@ double smGHz() {
   return S;
 }
 
-void ReductionAfterWork(benchmark::State &State, CollectFnTy Collect) {
+/// Kernel-only timing (KernelReduction/teams:T, and ReductionAfterWork with
+/// range(1) ns of work per team): each iteration's time is its kernels'.
+void timeKernels(benchmark::State &State, CollectFnTy Collect, bool Work) {
   const int Dev = benchDevice(), Teams = static_cast<int>(State.range(0));
-  const long Cycles = static_cast<long>(State.range(1) * smGHz());
-  timeKernels(State, Collect,
-              [&] { return workReductionLaunch(Dev, Teams, Cycles); });
+  const long Cycles = Work ? static_cast<long>(State.range(1) * smGHz()) : 0;
+  auto Launch = [&] {
+    return Work ? workReductionLaunch(Dev, Teams, Cycles)
+                : reductionLaunch(Dev, Teams);
+  };
+  Launch();
+  drainTimer(Collect);
+  for (auto _ : State) {
+    benchmark::DoNotOptimize(Launch());
+    size_t N = 0;
+    double Sum = drainTimer(Collect, &N);
+    if (!N) {
+      State.SkipWithError("the kernel timer returned no time for a launch");
+      break;
+    }
+    State.SetIterationTime(Sum / 1e3);
+  }
+  State.SetItemsProcessed(State.iterations());
 }
 
 // --- Interleaved transports (--interleave) ---------------------------------
@@ -267,12 +214,14 @@ struct BenchHooksTy {
   int (*SetWait)(long long);
 };
 BenchHooksTy benchHooks() {
-  auto Sym = [](const char *Name) { return dlsym(RTLD_DEFAULT, Name); };
-  BenchHooksTy H{
-      reinterpret_cast<decltype(H.SetTransport)>(
-          Sym("__kle_bench_set_transport")),
-      reinterpret_cast<decltype(H.PathNs)>(Sym("__kle_bench_kle_path_ns")),
-      reinterpret_cast<decltype(H.SetWait)>(Sym("__kle_bench_set_wait"))};
+  BenchHooksTy H;
+  auto Get = [](auto &Fn, const char *Name) {
+    Fn = reinterpret_cast<std::remove_reference_t<decltype(Fn)>>(
+        dlsym(RTLD_DEFAULT, Name));
+  };
+  Get(H.SetTransport, "__kle_bench_set_transport");
+  Get(H.PathNs, "__kle_bench_kle_path_ns");
+  Get(H.SetWait, "__kle_bench_set_wait");
   if (!H.SetTransport || !H.PathNs)
     fail("this libomptarget has no KLE transport switch "
          "(__kle_bench_set_transport): --interleave needs kle-offload's "
@@ -280,11 +229,7 @@ BenchHooksTy benchHooks() {
   return H;
 }
 
-/// The CUDA plugin's busy-wait bound (us) each wait --waits can name sets.
-long long waitUs(const std::string &Name) {
-  return Name == "poll" ? 2000000 : Name == "block" ? 0 : -1; // -1: default
-}
-
+/// Sets the CUDA plugin's busy-wait bound (us; -1: the default).
 void switchWait(const BenchHooksTy &H, long long Us) {
   if (int Rc = H.SetWait(Us))
     fail("switching the CUDA plugin's wait to %lld us failed (%d)", Us, Rc);
@@ -316,7 +261,6 @@ int interleave(const std::vector<std::string> &Transports,
                long Batch, std::vector<std::string> WaitList, bool WithFloor) {
   const BenchHooksTy H = benchHooks();
   const int Dev = benchDevice();
-  using Clock = std::chrono::steady_clock;
   if (!WaitList.empty() && !H.SetWait) {
     std::fprintf(stderr, "kle-bench: note: this libomptarget has no wait "
                          "switch (__kle_bench_set_wait): the --waits "
@@ -330,19 +274,15 @@ int interleave(const std::vector<std::string> &Transports,
   baselineLaunch(Dev, 1);
   std::unique_ptr<kle::FloorTy> Floor;
   std::string Err;
-  auto FloorFailed = [&](const char *What) {
-    fail("the floor (--floor) %s: %s", What, Err.c_str());
-  };
   if (WithFloor) {
-    int Ordinal = kle::cudaOrdinal(Dev, omp_get_uid_from_device);
-    if (Ordinal < 0) {
-      const char *Uid = omp_get_uid_from_device(Dev);
-      Err = "device " + std::to_string(Dev) + " (" + (Uid ? Uid : "?") +
-            ") is not a CUDA device";
-      FloorFailed("cannot run");
-    }
+    const int Ordinal = kle::cudaOrdinal(Dev, omp_get_uid_from_device);
+    const char *Uid = omp_get_uid_from_device(Dev);
+    if (Ordinal < 0)
+      fail("the floor (--floor) cannot run: device %d (%s) is not a CUDA "
+           "device",
+           Dev, Uid ? Uid : "?");
     if (!(Floor = kle::FloorTy::open(Ordinal, LoopTrip, Err)))
-      FloorFailed("cannot be opened");
+      fail("the floor (--floor) cannot be opened: %s", Err.c_str());
   }
   std::vector<UnitTy> Units;
   std::vector<std::string> Names = Transports;
@@ -351,22 +291,23 @@ int interleave(const std::vector<std::string> &Transports,
     const std::string Tr = T == "baseline" ? "" : T;
     if (WaitList.empty())
       Units.push_back({T, Tr});
-    for (const std::string &W : WaitList)
-      Units.push_back({T + "/" + W, Tr, false, true, waitUs(W)});
+    for (const std::string &W : WaitList) // poll: up to 2 s; block: none
+      Units.push_back({T + "/" + W, Tr, false, true,
+                       W == "poll" ? 2000000 : W == "block" ? 0 : -1});
   }
   if (Floor)
     Units.push_back({"floor", "", true});
   const size_t NU = Units.size();
-  // A JSON array of NU numbers At(0) .. At(NU - 1) in format Fmt.
-  auto PrintArray = [&](const char *Fmt, auto At) {
-    for (size_t U = 0; U < NU; ++U)
-      std::printf(Fmt, U ? ", " : "", At(U));
+  // A JSON array of N values At(0) .. At(N - 1) in format Fmt.
+  auto PrintArray = [](size_t N, const char *Fmt, auto At) {
+    for (size_t I = 0; I < N; ++I)
+      std::printf(Fmt, I ? ", " : "", At(I));
   };
   std::printf("{\"method\": \"interleaved\", \"units\": [");
-  PrintArray("%s\"%s\"", [&](size_t U) { return Units[U].Name.c_str(); });
+  PrintArray(NU, "%s\"%s\"", [&](size_t U) { return Units[U].Name.c_str(); });
   std::printf("], \"waits\": [");
-  for (size_t W = 0; W < WaitList.size(); ++W)
-    std::printf("%s\"%s\"", W ? ", " : "", WaitList[W].c_str());
+  PrintArray(WaitList.size(), "%s\"%s\"",
+             [&](size_t W) { return WaitList[W].c_str(); });
   std::printf("], \"cycles\": %ld, \"warmup\": %ld, \"fields\": [\"cycle\", "
               "\"unit\", \"ns\", \"path_ns\", \"cpu_ns\"%s], "
               "\"benchmarks\": {",
@@ -375,21 +316,11 @@ int interleave(const std::vector<std::string> &Transports,
     drainTimer(Kernels);
     drainTimer(Spans);
   }
-  struct BenchTy {
-    std::string Name;
-    bool Pipelined;
-    int Teams;
-  };
-  std::vector<BenchTy> Benches;
-  for (long T : Teams)
-    Benches.push_back({"LaunchLatency/teams:" + std::to_string(T), false,
-                       static_cast<int>(T)});
-  if (Batch)
-    Benches.push_back(
-        {"PipelinedReduction/launches:" + std::to_string(Batch), true, 8});
-  for (size_t B = 0; B < Benches.size(); ++B) {
-    const BenchTy &Bench = Benches[B];
-    const long PerSample = Bench.Pipelined ? Batch : 1;
+  // The synchronous benchmark of each team count, then the pipelined one.
+  for (size_t B = 0; B < Teams.size() + (Batch ? 1 : 0); ++B) {
+    const bool Pipelined = B == Teams.size();
+    const int BTeams = Pipelined ? 8 : static_cast<int>(Teams[B]);
+    const long PerSample = Pipelined ? Batch : 1;
     std::vector<uint64_t> WarmPath(NU, 0);
     std::vector<long> WarmLaunches(NU, 0);
     std::string Samples;
@@ -403,19 +334,18 @@ int interleave(const std::vector<std::string> &Transports,
         if (Unit.HasWait)
           switchWait(H, Unit.WaitUs);
         const uint64_t P0 = H.PathNs(), Cpu0 = kle::processCpuNs();
-        auto T0 = Clock::now();
+        auto T0 = std::chrono::steady_clock::now();
         if (Unit.Floor) {
-          if (!(Bench.Pipelined
-                    ? Floor->batch(static_cast<int>(Batch), Bench.Teams, Err)
-                    : Floor->region(Bench.Teams, Err)))
-            FloorFailed("failed");
-        } else if (Bench.Pipelined)
-          pipelinedBatch(Dev, !Baseline, static_cast<int>(Batch));
+          if (!(Pipelined ? Floor->batch(static_cast<int>(Batch), BTeams, Err)
+                          : Floor->region(BTeams, Err)))
+            fail("the floor (--floor) failed: %s", Err.c_str());
+        } else if (Pipelined)
+          benchmark::DoNotOptimize(
+              kle::nowaitBatch<LoopTrip>(Dev, !Baseline, Batch));
         else
-          benchmark::DoNotOptimize(Baseline
-                                       ? baselineLaunch(Dev, Bench.Teams)
-                                       : reductionLaunch(Dev, Bench.Teams));
-        auto T1 = Clock::now();
+          benchmark::DoNotOptimize(Baseline ? baselineLaunch(Dev, BTeams)
+                                            : reductionLaunch(Dev, BTeams));
+        auto T1 = std::chrono::steady_clock::now();
         const uint64_t Cpu1 = kle::processCpuNs(), P1 = H.PathNs();
         const double KernelMs = Timed ? drainTimer(Kernels) : 0;
         const double SpanMs = Timed ? drainTimer(Spans) : 0;
@@ -440,13 +370,16 @@ int interleave(const std::vector<std::string> &Transports,
     switchTransport(H, "");
     if (!WaitList.empty())
       switchWait(H, -1);
-    std::printf(
-        "%s\"%s\": {\"launches_per_sample\": %ld, \"warmup_path_ns\": [",
-        B ? ", " : "", Bench.Name.c_str(), PerSample);
-    PrintArray("%s%llu",
+    std::printf("%s\"%s/%s:%ld\": {\"launches_per_sample\": %ld, "
+                "\"warmup_path_ns\": [",
+                B ? ", " : "",
+                Pipelined ? "PipelinedReduction" : "LaunchLatency",
+                Pipelined ? "launches" : "teams", Pipelined ? Batch : Teams[B],
+                PerSample);
+    PrintArray(NU, "%s%llu",
                [&](size_t U) { return (unsigned long long)WarmPath[U]; });
     std::printf("], \"warmup_launches\": [");
-    PrintArray("%s%ld", [&](size_t U) { return WarmLaunches[U]; });
+    PrintArray(NU, "%s%ld", [&](size_t U) { return WarmLaunches[U]; });
     std::printf("], \"samples\": [%s]}", Samples.c_str());
   }
   std::printf("}}\n");
@@ -522,9 +455,9 @@ int interleaveMain(int argc, char **argv) {
       Teams.clear();
       for (const std::string &T : splitList("--teams", nullptr, V, nullptr))
         Teams.push_back(count("--teams", T.c_str(), 1, 1 << 20));
-      for (size_t J = 0; J < Teams.size(); ++J)
-        if (std::count(Teams.begin(), Teams.end(), Teams[J]) > 1)
-          fail("--teams: team count %ld named twice in \"%s\"", Teams[J], V);
+      for (long T : Teams)
+        if (std::count(Teams.begin(), Teams.end(), T) > 1)
+          fail("--teams: team count %ld named twice in \"%s\"", T, V);
     } else {
       fail("--interleave mode: unexpected argument \"%s\" (options: "
            "--interleave LIST --cycles N --warmup N --teams T[,T...] --batch N "
@@ -587,13 +520,9 @@ int main(int argc, char **argv) {
   }
   for (int I = 1; I + 1 < argc; ++I)
     if (!std::strcmp(argv[I], "--launches")) {
-      std::optional<long> N = parseCount(argv[I + 1], 0, 1L << 30);
-      if (!N)
-        fail("--launches wants a number of launches from 0 to 1073741824, not "
-             "\"%s\"",
-             argv[I + 1]);
+      const long N = count(argv[I], argv[I + 1], 0, 1L << 30, " of launches");
       long Sum = 0;
-      for (long K = 0; K < *N; ++K)
+      for (long K = 0; K < N; ++K)
         Sum += reductionLaunch(benchDevice(), 1);
       std::printf("launches done, checksum %ld\n", Sum);
       return 0;
@@ -605,11 +534,11 @@ int main(int argc, char **argv) {
   // The plugin has loaded libcuda.so: kernel-only rows if it is the timer.
   if (CollectFnTy Collect = timerFn("kle_kernel_timer_collect")) {
     smGHz(); // a bad KLE_BENCH_SM_GHZ stops the run before any benchmark
-    teamCounts(benchmark::RegisterBenchmark("KernelReduction", KernelReduction,
-                                            Collect)
+    teamCounts(benchmark::RegisterBenchmark("KernelReduction", timeKernels,
+                                            Collect, false)
                    ->UseManualTime());
-    benchmark::RegisterBenchmark("ReductionAfterWork", ReductionAfterWork,
-                                 Collect)
+    benchmark::RegisterBenchmark("ReductionAfterWork", timeKernels, Collect,
+                                 true)
         ->ArgNames({"teams", "work_ns"})
         ->Apply([](benchmark::internal::Benchmark *B) {
           for (int Teams : {1, 132, 16384})

@@ -14,7 +14,7 @@
 
 #include <dlfcn.h>
 
-#include <cstdio>
+#include <algorithm>
 #include <type_traits>
 
 #if defined(KLE_FLOOR_CUBIN) && !defined(__NVPTX__) && !defined(__AMDGPU__)
@@ -115,9 +115,7 @@ bool FloorTy::check(int Res, const char *What, std::string &Err) {
 std::unique_ptr<FloorTy> FloorTy::open(int Ordinal, int LoopTrip,
                                        std::string &Err, int Lanes) {
 #ifndef KLE_FLOOR_IMAGE
-  (void)Ordinal;
-  (void)LoopTrip;
-  (void)Lanes;
+  (void)Ordinal, (void)LoopTrip, (void)Lanes;
   Err = "this program was built without the floor's kernel (bench/ found no "
         "CUDA toolkit nvcc to build kle-floor.cu for sm_90)";
   return nullptr;
@@ -148,8 +146,7 @@ std::unique_ptr<FloorTy> FloorTy::open(int Ordinal, int LoopTrip,
   for (void *&S : F->Streams) // CU_STREAM_NON_BLOCKING, as the plugin's
     if (!F->check(Api->StreamCreate(&S, 1), "cuStreamCreate", Err))
       return nullptr;
-  for (int I = 0; I < MaxInFlight; ++I)
-    F->HostBuf[I] = 0;
+  std::fill_n(F->HostBuf, MaxInFlight, 0);
   return F;
 #endif
 }

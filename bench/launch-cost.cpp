@@ -35,48 +35,6 @@ namespace {
 
 constexpr int LoopTrip = 64;
 
-[[gnu::noinline]] long reduction(int Dev, int Teams) {
-  long S = 0;
-#pragma omp target teams distribute parallel for device(Dev) num_teams(Teams) \
-    reduction(+ : S) map(tofrom : S)
-  for (int I = 0; I < LoopTrip; ++I)
-    S += I;
-  return S;
-}
-
-[[gnu::noinline]] long baseline(int Dev, int Teams) {
-  long S = 0;
-#pragma omp target teams distribute parallel for device(Dev) num_teams(Teams) \
-    map(tofrom : S)
-  for (int I = 0; I < LoopTrip; ++I)
-    if (I == 0)
-      S = 1;
-  return S;
-}
-
-[[gnu::noinline]] long nowaitBatch(int Dev, long N) {
-  long Out[64] = {0};
-#pragma omp parallel num_threads(1)
-#pragma omp single
-  {
-    for (long K = 0; K < N; ++K) {
-      long *P = &Out[K % 64];
-#pragma omp target teams distribute parallel for device(Dev) num_teams(8)     \
-    reduction(+ : P[0 : 1]) map(tofrom : P[0 : 1]) nowait
-      for (int I = 0; I < LoopTrip; ++I)
-        P[0] += 1;
-      if (K % 64 == 63) {
-#pragma omp taskwait
-      }
-    }
-#pragma omp taskwait
-  }
-  long S = 0;
-  for (long V : Out)
-    S += V;
-  return S;
-}
-
 bool parseCount(const char *S, long &Out) {
   if (!S || !*S || std::strspn(S, "0123456789") != std::strlen(S) ||
       std::strlen(S) > 9)
@@ -135,20 +93,21 @@ int main(int argc, char **argv) {
     }
     Dev = static_cast<int>(V);
   }
+  // One region of the kind (the baseline's for the floor alone).
+  auto *const Region = Kind[0] == 'r' ? kle::reductionRegion<LoopTrip>
+                                      : kle::baselineRegion<LoopTrip>;
   auto Run = [&](long Count) {
     long S = 0;
     if (Kind[0] == 'n')
-      return nowaitBatch(Dev, Count);
+      return kle::nowaitBatch<LoopTrip>(Dev, true, Count);
     if (Threads == 1) {
       for (long I = 0; I < Count; ++I)
-        S += Kind[0] == 'r' ? reduction(Dev, int(Teams))
-                            : baseline(Dev, int(Teams));
+        S += Region(Dev, int(Teams));
       return S;
     }
 #pragma omp parallel num_threads(Threads) reduction(+ : S)
     for (long I = 0; I < Count; ++I)
-      S += Kind[0] == 'r' ? reduction(Dev, int(Teams))
-                          : baseline(Dev, int(Teams));
+      S += Region(Dev, int(Teams));
     return S;
   };
   long Sum = Run(1); // start-up: device and image initialisation
@@ -170,7 +129,10 @@ int main(int argc, char **argv) {
     bool Ok = true;
     if (Kind[0] == 'n')
       Ok = !Count || Floor->batch(static_cast<int>(Count), 8, Err);
-    if (Kind[0] != 'n' && Threads > 1) {
+    else if (Threads == 1)
+      for (long I = 0; Ok && I < Count; ++I)
+        Ok = Floor->region(int(Teams), Err);
+    else {
 #pragma omp parallel num_threads(Threads)
       {
         std::string E;
@@ -183,10 +145,7 @@ int main(int argc, char **argv) {
           Err = E;
         }
       }
-      Count = 0;
     }
-    for (long I = 0; Ok && Kind[0] != 'n' && I < Count; ++I)
-      Ok = Floor->region(int(Teams), Err);
     if (!Ok) {
       std::fprintf(stderr, "launch-cost: error: the floor: %s\n", Err.c_str());
       std::exit(2);
@@ -207,20 +166,15 @@ int main(int argc, char **argv) {
                   double(Cpu1 - Cpu0) / static_cast<double>(N));
     }
   };
+  auto Regions = [&](long Count) { Sum += Run(Count); };
   for (long R = 0; R < (Samples ? Samples : 1); ++R) {
-    auto Region = [&] { Timed("", [&](long C) { Sum += Run(C); }); };
-    auto FloorSample = [&] { Timed("floor_", RunFloor); };
-    if (FloorOnly)
-      FloorSample();
-    else if (!Floor)
-      Region();
-    else if (R % 2 == 0) { // alternate which goes first
-      Region();
-      FloorSample();
-    } else {
-      FloorSample();
-      Region();
-    }
+    const bool FloorFirst = FloorOnly || (Floor && R % 2); // alternating
+    if (FloorFirst)
+      Timed("floor_", RunFloor);
+    if (!FloorOnly)
+      Timed("", Regions);
+    if (Floor && !FloorFirst)
+      Timed("floor_", RunFloor);
   }
   std::printf("%s regions done, checksum %ld\n", Kind.c_str(), Sum);
   return 0;

@@ -43,11 +43,6 @@ template <typename FnTy> FnTy real(const char *Name) {
   return F;
 }
 
-struct PendingTy {
-  CUcontext Ctx;
-  CUevent Start, End;
-};
-
 /// A device span: the copies' event pairs and the kernel's (the last).
 struct SpanTy {
   CUcontext Ctx;
@@ -110,15 +105,15 @@ struct TimerTy {
     harvest(Pending, DoneMs, /*Spans=*/false);
   }
 
+  /// A free event of \p Ctx, else a new one (nullptr if that fails).
   CUevent event(CUcontext Ctx) {
     std::vector<CUevent> &List = Free[Ctx];
-    if (!List.empty()) {
-      CUevent E = List.back();
-      List.pop_back();
-      return E;
-    }
     CUevent E = nullptr;
-    return cuEventCreate(&E, CU_EVENT_DEFAULT) == CUDA_SUCCESS ? E : nullptr;
+    if (List.empty())
+      return cuEventCreate(&E, CU_EVENT_DEFAULT) == CUDA_SUCCESS ? E : nullptr;
+    E = List.back();
+    List.pop_back();
+    return E;
   }
 };
 
@@ -140,15 +135,16 @@ cuLaunchKernel(CUfunction F, unsigned GX, unsigned GY, unsigned GZ,
   if (!Real)
     return CUDA_ERROR_NOT_FOUND;
   TimerTy &T = timer();
-  PendingTy P{nullptr, nullptr, nullptr};
+  CUcontext Ctx = nullptr;
+  CUevent Start = nullptr, End = nullptr;
   uint32_t *Flag = nullptr;
   uint32_t Release = 0;
-  if (cuCtxGetCurrent(&P.Ctx) == CUDA_SUCCESS && P.Ctx) {
+  if (cuCtxGetCurrent(&Ctx) == CUDA_SUCCESS && Ctx) {
     std::lock_guard<std::mutex> L(T.M);
-    P.Start = T.event(P.Ctx);
-    P.End = P.Start ? T.event(P.Ctx) : nullptr;
-    if (P.End && !T.HoldUnavailable) {
-      HoldTy &H = T.Holds[P.Ctx];
+    Start = T.event(Ctx);
+    End = Start ? T.event(Ctx) : nullptr;
+    if (End && !T.HoldUnavailable) {
+      HoldTy &H = T.Holds[Ctx];
       if (!H.Host) {
         void *Ptr = nullptr;
         if (cuMemAllocHost(&Ptr, 4) == CUDA_SUCCESS &&
@@ -170,11 +166,11 @@ cuLaunchKernel(CUfunction F, unsigned GX, unsigned GY, unsigned GZ,
       }
     }
   }
-  bool Timed = P.End && cuEventRecord(P.Start, Stream) == CUDA_SUCCESS;
+  bool Timed = End && cuEventRecord(Start, Stream) == CUDA_SUCCESS;
   CUresult R = Real(F, GX, GY, GZ, BX, BY, BZ, SharedBytes, Stream, Params,
                     Extra);
   Timed = Timed && R == CUDA_SUCCESS &&
-          cuEventRecord(P.End, Stream) == CUDA_SUCCESS;
+          cuEventRecord(End, Stream) == CUDA_SUCCESS;
   if (Flag) { // release the stream: raise the flag to at least Release
     uint32_t Cur = __atomic_load_n(Flag, __ATOMIC_RELAXED);
     while (Cur < Release &&
@@ -189,19 +185,19 @@ cuLaunchKernel(CUfunction F, unsigned GX, unsigned GY, unsigned GZ,
     T.OpenSpans.erase(Open);
   if (Timed && T.SpansWanted.load(std::memory_order_relaxed)) {
     // The span's last pair is the kernel's own (harvestAll: spans first).
-    S.Ctx = P.Ctx;
-    S.Pairs.push_back({P.Start, P.End});
+    S.Ctx = Ctx;
+    S.Pairs.push_back({Start, End});
     T.PendingSpans.push_back(std::move(S));
   } else if (!S.Pairs.empty()) {
     T.recycle(S);
   }
   if (Timed) {
-    T.Pending.push_back({P.Ctx, {{P.Start, P.End}}});
+    T.Pending.push_back({Ctx, {{Start, End}}});
     T.harvestAll();
   } else {
-    for (CUevent E : {P.Start, P.End})
+    for (CUevent E : {Start, End})
       if (E)
-        T.Free[P.Ctx].push_back(E);
+        T.Free[Ctx].push_back(E);
   }
   return R;
 }
