@@ -25,7 +25,6 @@ COMMANDS = {"compare": "kle.compare", "instructions": "kle.instructions",
             "launch-cost": "kle.launch_cost", "plot": "kle.plot",
             "transports": None, "stats-summary": None}
 
-
 def main(argv):
     if not argv or argv[0] in ("-h", "--help"):
         print(__doc__)
@@ -35,17 +34,13 @@ def main(argv):
         common.die("klebench", "unknown command %r (commands: %s)"
                    % (cmd, ", ".join(COMMANDS)), 2)
     common.PROG = "klebench " + cmd
-    if cmd == "transports":
-        print(" ".join(common.TRANSPORTS))
-        return 0
-    if cmd == "stats-summary":
-        line = common.stats_summary(common.parse_stats(sys.stdin.read()))
-        if line is None:
-            return 1
+    if COMMANDS[cmd]:
+        return importlib.import_module(COMMANDS[cmd]).main(rest) or 0
+    line = " ".join(common.TRANSPORTS) if cmd == "transports" else \
+        common.stats_summary(common.parse_stats(sys.stdin.read()))
+    if line:  # stats-summary: exit status 1 and no output without a stats line
         print(line)
-        return 0
-    return importlib.import_module(COMMANDS[cmd]).main(rest) or 0
-
+    return 0 if line else 1
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

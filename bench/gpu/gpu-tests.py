@@ -18,10 +18,8 @@ import sys
 
 RUN = re.compile(r"^//\s*RUN:\s*(.*)$")
 
-
 def die(msg):
     sys.exit("gpu-tests: error: " + msg)
-
 
 def runs_of(path):
     """(env assignments, prefixes) for each `%run` RUN line of a test."""
@@ -32,12 +30,10 @@ def runs_of(path):
             continue
         cmd, _, check = m.group(1).partition("|")
         words = shlex.split(cmd.replace("2>&1", ""))
-        env = []
-        if words and words[0] == "env":
-            # %use-<t> is lit's short form of LIBOMPTARGET_KLE_TRANSPORT=<t>.
-            env = ["LIBOMPTARGET_KLE_TRANSPORT=" + w[len("%use-"):]
-                   if w.startswith("%use-") else w
-                   for w in words[1:] if "=" in w or w.startswith("%use-")]
+        # %use-<t> is lit's short form of LIBOMPTARGET_KLE_TRANSPORT=<t>.
+        env = ["LIBOMPTARGET_KLE_TRANSPORT=" + w[len("%use-"):] if w.startswith("%use-") else w
+               for w in words[1:] if "=" in w or w.startswith("%use-")] \
+            if words and words[0] == "env" else []
         if "%run" not in words or "%fcheck" not in check:
             die("%s: unsupported RUN line: %s" % (path, m.group(1)))
         pm = re.search(r"--check-prefix(?:es)?=(\S+)", check)
@@ -46,16 +42,12 @@ def runs_of(path):
         die("%s has no `%%run` RUN line" % path)
     return out
 
-
 def plan(outdir, tests):
-    lines = []
-    for t in tests:
-        for env, prefixes in runs_of(t):
-            lines.append("%s\t%s\t%s" % (os.path.basename(t), " ".join(env), prefixes))
+    lines = ["%s\t%s\t%s" % (os.path.basename(t), " ".join(env), prefixes)
+             for t in tests for env, prefixes in runs_of(t)]
     with open(os.path.join(outdir, "gpu-tests.plan"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("gpu-tests: %d runs of %d tests planned" % (len(lines), len(tests)))
-
 
 def parse_blocks(entries, text):
     """{n: (rc, output)} of OUTPUT's blocks; only plan line n+1's exact header
@@ -75,7 +67,6 @@ def parse_blocks(entries, text):
             return blocks
         prev = m
 
-
 def verify(plan_path, output_path, testdir):
     fc = os.environ.get("KLE_FILECHECK", "/usr/lib/llvm-22/bin/FileCheck")
     if not os.access(fc, os.X_OK):
@@ -90,23 +81,17 @@ def verify(plan_path, output_path, testdir):
     for n, (test, env, prefixes) in enumerate(entries):
         label = "%s [%s]" % (test, env or "default")
         if n not in blocks:
-            print("FAIL: %s: no output (not run)" % label)
-            failed += 1
-            continue
-        rc, out = blocks[n]
-        r = subprocess.run([fc, "--check-prefixes=" + prefixes,
-                            os.path.join(testdir, test)],
-                           input=out, capture_output=True, text=True)
-        if rc != 0 or r.returncode != 0:
-            failed += 1
-            why = ("exit status %d" % rc) if rc else " / ".join(
-                r.stderr.strip().splitlines()[0:3])
-            print("FAIL: %s: %s" % (label, why))
+            why = "no output (not run)"
         else:
-            print("PASS: %s" % label)
+            rc, out = blocks[n]
+            r = subprocess.run([fc, "--check-prefixes=" + prefixes, os.path.join(testdir, test)],
+                               input=out, capture_output=True, text=True)
+            why = "exit status %d" % rc if rc else " / ".join(
+                r.stderr.strip().splitlines()[0:3]) if r.returncode else None
+        failed += why is not None
+        print("FAIL: %s: %s" % (label, why) if why is not None else "PASS: %s" % label)
     print("gpu-tests: %d passed, %d failed" % (len(entries) - failed, failed))
     return 1 if failed else 0
-
 
 def main():
     ap = argparse.ArgumentParser(prog="gpu-tests.py", description=__doc__.splitlines()[0])
@@ -115,15 +100,13 @@ def main():
     p.add_argument("dir")
     p.add_argument("tests", nargs="+", metavar="TEST.c")
     v = sub.add_parser("verify", help="check run-gpu.sh's gpu-tests.txt against the plan")
-    v.add_argument("plan")
-    v.add_argument("output")
-    v.add_argument("testdir")
+    for arg in ("plan", "output", "testdir"):
+        v.add_argument(arg)
     a = ap.parse_args()
     if a.cmd == "plan":
         plan(a.dir, a.tests)
     else:
         sys.exit(verify(a.plan, a.output, a.testdir))
-
 
 if __name__ == "__main__":
     main()

@@ -1,5 +1,6 @@
 """What every klebench.py command shares: the transports, running programs,
 the KLE stats line, errors (die), --out checks and the packages (require)."""
+import collections
 import json
 import os
 import re
@@ -9,24 +10,19 @@ import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROG = "klebench"  # the running command's name in messages (set by klebench.py)
-
 # The KLE transports in the order every tool shows them: the one list.
 TRANSPORTS = ("zerocopy", "resident", "staged", "copy")
-
 STANDIN_UID = "CUDA-" + "KLE-STANDIN".encode().hex()  # the stand-in's devices
 # The CUDA driver stand-in's exit report on stderr: never a complaint.
 STANDIN_REPORT = re.compile(r"^kle-standin: (live|peak|launches=|calls )")
-
 # LIBOMPTARGET_KLE_STATS=1's line: "... KLE stats: device N: launches
 # copy=..; fallbacks R=n ...; key=value ...".
 STATS_LINE = re.compile(r"KLE stats: device (?P<device>\d+): launches (?P<launches>[^;]*); "
                         r"fallbacks (?P<fallbacks>[^;]*);(?P<rest>.*)$")
 
-
 def _pairs(text):
     kv = (item.partition("=") for item in text.replace(";", " ").split())
     return {k: int(v) for k, eq, v in kv if eq and v.isdigit()}
-
 
 def parse_stats(text):
     """Every KLE stats line in text as {"device", "launches": {transport: n},
@@ -35,34 +31,33 @@ def parse_stats(text):
              "fallbacks": _pairs(m.group("fallbacks")), "fields": _pairs(m.group("rest"))}
             for m in map(STATS_LINE.search, (text or "").splitlines()) if m]
 
-
 def stats_summary(stats):
     """parse_stats() entries summed into "copy=.. staged=.. ...; fallbacks
     R=n ..." ("none" without a fallback), or None."""
     if not stats:
         return None
-    launches, fallbacks = {}, {}
+    launches, fallbacks = collections.Counter(), collections.Counter()
     for st in stats:
-        for key, total in (("launches", launches), ("fallbacks", fallbacks)):
-            for k, v in st[key].items():
-                total[k] = total.get(k, 0) + v
+        launches.update(st["launches"])
+        fallbacks.update(st["fallbacks"])
     order = ("copy", "staged", "zerocopy", "resident")
     names = [t for t in order if t in launches] + sorted(set(launches) - set(order))
     fb = " ".join("%s=%d" % kv for kv in sorted(fallbacks.items()) if kv[1])
     return "%s; fallbacks %s" % (" ".join("%s=%d" % (t, launches[t]) for t in names),
                                  fb or "none")
 
-
 def die(prog, msg, code=1):
     """One line "<prog>: error: <msg>" on stderr, then exit status code."""
     print("%s: error: %s" % (prog, msg), file=sys.stderr)
     sys.exit(code)
 
-
 def fail(msg, code=1):
     """die() under the running command's name."""
     die(PROG, msg, code)
 
+def note(msg):
+    """One line "<command>: <msg>" on stderr, at once."""
+    print(PROG + ": " + msg, file=sys.stderr, flush=True)
 
 def git_revision():
     """$KLE_GIT_REV (the GPU bundle sets it), else this checkout's short HEAD."""
@@ -73,10 +68,12 @@ def git_revision():
     except OSError:
         return "unknown"
 
-
 def run(cmd, env, **kw):
     return subprocess.run(cmd, env=env, capture_output=True, text=True, **kw)
 
+def with_lib(env, d):
+    """env with directory d first on LD_LIBRARY_PATH."""
+    return dict(env, LD_LIBRARY_PATH=d + os.pathsep + env.get("LD_LIBRARY_PATH", ""))
 
 def run_checked(cmd, env, timeout, what, failed=None):
     """cmd's CompletedProcess; exits with one line if it runs over timeout s
@@ -91,7 +88,6 @@ def run_checked(cmd, env, timeout, what, failed=None):
                               complaint(r.stderr)))
     return r
 
-
 def run_or_timeout(cmd, env, timeout):
     """(exit status, or None when killed after timeout s; stdout + stderr)."""
     try:
@@ -100,7 +96,6 @@ def run_or_timeout(cmd, env, timeout):
     except subprocess.TimeoutExpired as e:
         out = (e.stdout or b"") + (e.stderr or b"")
         return None, out.decode(errors="replace") if isinstance(out, bytes) else out
-
 
 def list_devices(bench, env, prog, cmd=None, timeout=120):
     """[(number, uid)] of `bench --list-devices` (or cmd); exits if it fails."""
@@ -115,10 +110,8 @@ def list_devices(bench, env, prog, cmd=None, timeout=120):
     lines = (line.partition(" ") for line in out.stdout.splitlines())
     return [(int(num), uid.strip()) for num, _, uid in lines if num.isdigit()]
 
-
 def status(rc):
     return "killed by signal %d" % -rc if rc < 0 else "exit status %d" % rc
-
 
 def complaint(stderr, limit=400):
     """A failed run's stderr (its last lines, about limit characters, without
@@ -133,7 +126,6 @@ def complaint(stderr, limit=400):
         shown.insert(0, lines.pop())
     text = " | ".join(shown)
     return text if len(text) <= limit else "..." + text[-limit:]
-
 
 def check_out(path, prog, example=None):
     """The absolute path, checked writable before any work: directory path
@@ -165,7 +157,6 @@ def check_out(path, prog, example=None):
                                                    e.strerror or e))
     return path
 
-
 def save(files, data, prog):
     """Writes files ({path: writer(f)}); if that fails, saves data as JSON in
     a temporary file and exits naming it, so no results are lost."""
@@ -184,15 +175,12 @@ def save(files, data, prog):
         die(prog, "cannot write %s: %s%s" % (e.filename or "the results", e.strerror or e,
                                              where))
 
-
 def save_json(path, data, prog):
     save({path: lambda f: json.dump(data, f, indent=1)}, data, prog)
-
 
 # numpy, scipy, matplotlib: Debian's python3-* (requirements.txt).
 SYSTEM_PYTHON = "/usr/bin/python3"
 _REEXEC_GUARD = "KLE_BENCH_REEXEC_FROM"
-
 
 def require(load, names, prog):
     """load() (importing what a command needs); on ImportError, re-executes
@@ -212,23 +200,21 @@ def require(load, names, prog):
                       + sys.argv[1:], dict(os.environ, **{_REEXEC_GUARD: here}))
         except OSError:
             pass
-    pkgs = " ".join("python3-" + n for n in names)
+    pkgs, one = " ".join("python3-" + n for n in names), len(names) == 1
     die(prog, "%s %s not importable by %s%s (%s); install the Debian package%s %s "
               "(apt-get install %s) or 'pip install %s'"
-        % (" and ".join(names), "is" if len(names) == 1 else "are", here,
+        % (" and ".join(names), "is" if one else "are", here,
            " nor by " + first if first and first != here else "", err,
-           "s" if len(names) > 1 else "", pkgs, pkgs, " ".join(names)), 2)
-
+           "" if one else "s", pkgs, pkgs, " ".join(names)), 2)
 
 def _scipy():
     import numpy
     import scipy.stats
     return numpy, scipy.stats
 
-
 def require_scipy(prog=None):
+    """(numpy, scipy.stats), or require()'s re-execution or exit."""
     return require(_scipy, ["numpy", "scipy"], prog or PROG)
-
 
 def choose(opt, text, valid, noun="transport"):
     """The items of a comma-separated option, each one of valid, once."""
@@ -240,11 +226,9 @@ def choose(opt, text, valid, noun="transport"):
                 ", ".join(valid)))
     return items
 
-
 def natural_key(s):
     """Sorts "teams:16" before "teams:132"."""
     return [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", s) if p]
-
 
 def hms(s):
     """Seconds as "1 h 02 min", "3 min 05 s" or "42 s"."""

@@ -18,16 +18,11 @@ import sys
 import time
 
 from kle import common, stats
-from kle.common import (run, run_checked, list_devices, complaint, hms, TRANSPORTS, REPO,
-                        STANDIN_UID, fail as die)
+from kle.common import (run, run_checked, list_devices, complaint, hms, note, with_lib,
+                        TRANSPORTS, REPO, STANDIN_UID, fail as die)
 
 LONG_S = 3600  # plans estimated above this are refused without --force
 AB_REPETITIONS = 3  # --ab: Google Benchmark repetitions per process
-
-
-def note(msg):
-    print(common.PROG + ": " + msg, file=sys.stderr, flush=True)
-
 
 def parse_interleaved(text):
     """kle-bench --interleave's JSON as {benchmark: {"units", "samples" (cycles
@@ -60,10 +55,8 @@ def parse_interleaved(text):
         die("kle-bench --interleave printed no valid sample JSON (%s): %s"
             % (e, (text or "")[:200].replace("\n", " ")))
 
-
 def ci(m, lo, hi, fmt="%.2f"):
     return (fmt + " [" + fmt + ".." + fmt + "]") % (m, lo, hi)
-
 
 def positive(text):
     """Whether text is a number above 0."""
@@ -71,7 +64,6 @@ def positive(text):
         return float(text) > 0
     except ValueError:
         return False
-
 
 def check_options(a):
     """The interleaved method's options, checked before any run."""
@@ -84,9 +76,8 @@ def check_options(a):
         die("--teams wants team counts from 1, comma-separated, not %r" % a.teams)
     if len(set(map(int, a.teams.split(",")))) != a.teams.count(",") + 1:
         die("--teams: a team count named twice in %r" % a.teams)
-    waits = ("poll", "block", "default")
-    a.waits = common.choose("--waits", a.waits, waits, "wait") if a.waits else []
-
+    a.waits = common.choose("--waits", a.waits, ("poll", "block", "default"), "wait") \
+        if a.waits else []
 
 def interleaved(a, env, num, uid, driver, host_only, timer_dir):
     transports, waits = a.transports, a.waits
@@ -149,10 +140,8 @@ def interleaved(a, env, num, uid, driver, host_only, timer_dir):
         data["paired"] += [dict(p, benchmark=name, measure="end_to_end")
                            for p in rep["paired"]]
     save()
-    timed = {}
-    if timer_dir:
-        et = dict(env, LD_LIBRARY_PATH=timer_dir + os.pathsep + env.get("LD_LIBRARY_PATH", ""))
-        timed = bench_run(et, "pass 2/2 (kernel-only times and device spans)")
+    timed = bench_run(with_lib(env, timer_dir),
+                      "pass 2/2 (kernel-only times and device spans)") if timer_dir else {}
 
     print("KLE cost per transport, interleaved in one process: device %d (%s), %s"
           % (num, uid, driver))
@@ -168,15 +157,15 @@ def interleaved(a, env, num, uid, driver, host_only, timer_dir):
     row = "%-34s %-14s %6s %10s %10s %10s %-22s %8s %8s"
     print("\n" + row % ("benchmark", "transport", "n", "median(us)", "p90(us)", "p99(us)",
                         "x floor [95% CI]", "cpu(us)", "cpu/wall"))
+    opt = lambda d, k: "%.2f" % d[k] if k in d else "-"
     for name, rep in reports.items():
         for u in units:
             d = rep["dist"][u]
             xf = d.get("x_floor")
-            print("%-34s %-14s %6d %10.2f %10.2f %10.2f %-22s %8s %8s" % (
-                name, u, d["n"], d["median_us"], d["p90_us"], d["p99_us"],
-                ci(*xf) if xf else ("1 (floor)" if u == "floor" else "-"),
-                "%.2f" % d["cpu_us"] if "cpu_us" in d else "-",
-                "%.2f" % d["cpu_per_wall"] if "cpu_per_wall" in d else "-"))
+            print(row % (name, u, d["n"], "%.2f" % d["median_us"], "%.2f" % d["p90_us"],
+                         "%.2f" % d["p99_us"],
+                         ci(*xf) if xf else ("1 (floor)" if u == "floor" else "-"),
+                         opt(d, "cpu_us"), opt(d, "cpu_per_wall")))
 
     print("\nKLE cost table (us unless marked; '-': not measured here)")
     row = "%-34s %-14s %-24s %-12s %-26s %-26s %-26s %s"
@@ -222,7 +211,6 @@ def interleaved(a, env, num, uid, driver, host_only, timer_dir):
     save()
     print("\nwrote %s/kle-interleaved.json and kle-interleaved.csv" % a.out)
 
-
 def ab(a):
     """--ab: two kle-bench builds, one process per build, transport and round."""
     np, _ = common.require_scipy()
@@ -237,7 +225,6 @@ def ab(a):
         die("--rounds wants at least 1", 2)
     if not positive(a.min_time):
         die("--min-time wants a positive number of seconds, not %r" % a.min_time, 2)
-    timer = a.timer
     env = dict(os.environ)
     if not env.get("KLE_BENCH_DEVICE"):  # the first CUDA device
         cuda = [n for n, uid in list_devices(benches[0][1], env, common.PROG,
@@ -245,8 +232,7 @@ def ab(a):
         if not cuda:
             die("%s --list-devices shows no CUDA device" % benches[0][1])
         env["KLE_BENCH_DEVICE"] = str(cuda[0])
-    if timer:
-        env["LD_LIBRARY_PATH"] = timer + os.pathsep + env.get("LD_LIBRARY_PATH", "")
+    env = with_lib(env, a.timer) if a.timer else env
     samples = {}  # (build, transport, benchmark) -> [us]
     to_us = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
     for rnd in range(a.rounds):
@@ -275,7 +261,7 @@ def ab(a):
     (na, _), (nb, _) = benches
     names = sorted({k for (_, _, k) in samples}, key=common.natural_key)
     print("DeviceRTL A/B (%s, us, median of %d rounds x %d repetitions): %s / %s"
-          % ("kernel-only" if timer else "per launch", a.rounds, AB_REPETITIONS, na, nb))
+          % ("kernel-only" if a.timer else "per launch", a.rounds, AB_REPETITIONS, na, nb))
     print("%-56s %-9s %10s %10s %8s %18s" % ("benchmark", "transport", na, nb, "ratio", "95% CI"))
     for k in names:
         for t in transports:
@@ -296,7 +282,6 @@ def ab(a):
             "samples": [{"bench": n, "transport": t, "benchmark": k, "us": v}
                         for (n, t, k), v in sorted(samples.items())]}, common.PROG)
     return 0
-
 
 def pick_device(a, env):
     """(number, uid) of the device to run on; never a host device, and with
@@ -322,7 +307,6 @@ def pick_device(a, env):
             "measure copy; run on a GPU, or on the CUDA driver stand-in with "
             "--standin DIR (host-side overhead only)" % (num, uid))
     return num, uid
-
 
 def main(argv):
     ap = argparse.ArgumentParser(prog=common.PROG, description=__doc__.splitlines()[0])
@@ -384,13 +368,12 @@ def main(argv):
     for name in ("kle-interleaved.json", "kle-interleaved.csv"):
         if os.path.isdir(os.path.join(a.out, name)):
             die("--out %s: %s is a directory" % (a.out, name))
-
     env = dict(os.environ)
     env.pop("LIBOMPTARGET_KLE_TRANSPORT", None)
     if a.standin:
         if not os.path.exists(os.path.join(a.standin, "libcuda.so.1")):
             die("no libcuda.so.1 in --standin %s" % a.standin)
-        env["LD_LIBRARY_PATH"] = a.standin + os.pathsep + env.get("LD_LIBRARY_PATH", "")
+        env = with_lib(env, a.standin)
         env.setdefault("KLE_STANDIN_DELAY_US", "0:0")
     num, uid = pick_device(a, env)
     env["KLE_BENCH_DEVICE"] = str(num)
@@ -399,7 +382,6 @@ def main(argv):
     if not standin and shutil.which("nvidia-smi"):
         smi = run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"], None)
         driver = "CUDA driver " + smi.stdout.strip() if smi.returncode == 0 else driver
-
     timer_dir = None
     if a.kernel_times != "off" and uid.startswith("CUDA"):
         timer_dir = a.timer or os.path.join(os.path.dirname(os.path.abspath(a.bench)),

@@ -15,12 +15,11 @@ import platform
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 
 from kle import common
-from kle.common import list_devices, complaint, TRANSPORTS, REPO, fail as die
+from kle.common import list_devices, complaint, note, TRANSPORTS, REPO, fail as die
 
 # KLE code: the plugin's *KLE* names, the slot's hostState and toString of a
 # KLE enum; not supportsZeroCopyKLE.
@@ -41,22 +40,15 @@ OBJECTS = (("libomp", r"libomp(\.so|-)"), ("LLVM", r"libLLVM"),
 
 # Calls counted per launch, by whole function name (cu*: the driver's own).
 COUNTED_CALLS = (
-    ("dlsym", r"dlsym(@.*)?|___dlsym"),
-    ("strtol", r"(__isoc23_)?strtol(@.*)?"),
+    ("dlsym", r"dlsym(@.*)?|___dlsym"), ("strtol", r"(__isoc23_)?strtol(@.*)?"),
     ("timeTraceProfilerBegin", r"llvm::timeTraceProfilerBegin\(.*"),
-    ("malloc", r"malloc(@.*)?"),
-    ("operator new", r"operator new\(.*"),
-    ("free", r"free(@.*)?"),
-    ("pthread_mutex_lock", r"(__)?pthread_mutex_lock(@.*)?"),
-    ("cuCtxSetCurrent", r"cuCtxSetCurrent"),
-    ("cuEventRecord", r"cuEventRecord"),
-    ("cuStreamWaitEvent", r"cuStreamWaitEvent"),
-)
-
+    ("malloc", r"malloc(@.*)?"), ("operator new", r"operator new\(.*"),
+    ("free", r"free(@.*)?"), ("pthread_mutex_lock", r"(__)?pthread_mutex_lock(@.*)?"),
+    ("cuCtxSetCurrent", r"cuCtxSetCurrent"), ("cuEventRecord", r"cuEventRecord"),
+    ("cuStreamWaitEvent", r"cuStreamWaitEvent"))
 
 def base(fn):  # without a --separate-callers context
     return fn.split("'", 1)[0]
-
 
 def parse(path):
     """(total Ir, {(object, fn): self Ir}, {(object, callee): calls},
@@ -66,7 +58,7 @@ def parse(path):
     self_ir, calls = collections.Counter(), collections.Counter()
     edges = collections.defaultdict(lambda: [0, 0])
 
-    def name(kind, s):
+    def name(kind, s):  # "(id) name" defines id, "(id)" uses it
         m = re.match(r"\((\d+)\)\s*(.*)$", s)
         if not m:
             return s
@@ -87,9 +79,8 @@ def parse(path):
                 costs = line.split()[npos:]
                 ir = int(costs[ir_col]) if ir_col < len(costs) else 0
                 if pending:  # the inclusive cost of a call
-                    e = edges[fn, cfn]
-                    e[0] += pending
-                    e[1] += ir
+                    edges[fn, cfn][0] += pending
+                    edges[fn, cfn][1] += ir
                     pending = 0
                 else:
                     self_ir[ob, base(fn)] += ir
@@ -125,7 +116,6 @@ def parse(path):
     return (total.get("totals", total.get("summary", sum(self_ir.values()))),
             self_ir, calls, fn_ob, edges)
 
-
 def component(fn, ob):
     b = os.path.basename(ob or "")
     if b.startswith("libomptarget"):
@@ -135,7 +125,6 @@ def component(fn, ob):
             return comp
     return "program" if b and "." not in b else "other"
 
-
 def kle_depth(chain):
     """The index in a caller chain (innermost first) where the KLE path
     starts, or None."""
@@ -144,7 +133,6 @@ def kle_depth(chain):
                                 and SYNC_FN.search(chain[i + 1])):
             return i
     return None
-
 
 def measure(path):
     """The figures of one callgrind file (whole run)."""
@@ -189,7 +177,6 @@ def measure(path):
                 add("kle_driver_calls", n, ir, eb)
     return m
 
-
 def per_unit(r1, r2, dn):
     """(r2 - r1) / dn, through nested dicts and lists (a key r1 lacks is 0)."""
     if isinstance(r2, dict) or isinstance(r1, dict):
@@ -198,7 +185,6 @@ def per_unit(r1, r2, dn):
     if isinstance(r2, list) or isinstance(r1, list):
         return [per_unit(x, y, dn) for x, y in zip(r1 or [0] * len(r2), r2 or [0] * len(r1))]
     return ((r2 or 0) - (r1 or 0)) / dn
-
 
 def callgrind(a, cmd, env, tag, done, extra=()):
     """(measure() of cmd under callgrind, its stderr); exits with one line
@@ -226,35 +212,31 @@ def callgrind(a, cmd, env, tag, done, extra=()):
     os.unlink(out)
     return m, r.stderr
 
-
 METRICS = ["whole_process", "kle_path_incl_driver", "kle_path_driver_calls",
            "kle_path_excl_driver", "allocations", "kle_path_excl_driver_and_allocations"]
 LABELS = ["whole process", "KLE path incl. driver calls", "  driver calls in KLE path",
           "KLE path excl. driver calls *", "  device allocations",
           "KLE path excl. driver and allocations"]
 
-
 def run_pair(a, env, t, n1, n2):
     """Per-launch metrics of one pair of runs of transport t."""
     rs = []
     for n in (n1, n2):
         a.runs_done += 1
-        print("%s: run %d/%d: valgrind kle-bench --launches %d under %s"
-              % (common.PROG, a.runs_done, a.runs, n, t), file=sys.stderr, flush=True)
+        note("run %d/%d: valgrind kle-bench --launches %d under %s" % (a.runs_done, a.runs, n, t))
         # KLE_STANDIN_EXPECT: a fallback fails the run.
         r, err = callgrind(a, [a.bench, "--launches", str(n)],
-                      dict(env, LIBOMPTARGET_KLE_TRANSPORT=t, KLE_STANDIN_EXPECT=t), t,
-                      "launches done", ["--separate-callers%d=cu*" % SEPARATE_CALLERS])
+                           dict(env, LIBOMPTARGET_KLE_TRANSPORT=t, KLE_STANDIN_EXPECT=t), t,
+                           "launches done", ["--separate-callers%d=cu*" % SEPARATE_CALLERS])
         got = re.findall(r"kle-standin: launches=(\d+) violations=(\d+)", err)
         if not got or got[-1] != (str(n), "0"):
             die("kle-bench --launches %d (%s): the stand-in reported %s, not %d launches "
                 "without violations" % (n, t, "launches=%s violations=%s" % got[-1]
                                         if got else "nothing", n))
         if r["kle_driver_max_depth"] > SEPARATE_CALLERS - 4:
-            print("%s: warning: a driver call was found %d callers below KLE code, near "
-                  "the --separate-callers depth %d: deeper ones would be missed"
-                  % (common.PROG, r["kle_driver_max_depth"], SEPARATE_CALLERS),
-                  file=sys.stderr)
+            note("warning: a driver call was found %d callers below KLE code, near the "
+                 "--separate-callers depth %d: deeper ones would be missed"
+                 % (r["kle_driver_max_depth"], SEPARATE_CALLERS))
         rs.append(r)
     d = per_unit(rs[0], rs[1], float(n2 - n1))
     alloc = d["kle_data_alloc"][1] + d["kle_data_delete"][1]
@@ -266,7 +248,6 @@ def run_pair(a, env, t, n1, n2):
                 kle_driver_entry_points=pairs(d["kle_driver_calls"]),
                 components=d["components"], calls=d["calls"],
                 runs={str(n1): rs[0], str(n2): rs[1]})
-
 
 def parser(bench, repeat, what):
     """The options of a command that runs `bench` under callgrind, what
@@ -284,24 +265,22 @@ def parser(bench, repeat, what):
     ap.add_argument("--keep", default="", help="keep the callgrind output files in this dir")
     return ap
 
-
-def check(a):
-    """Checks parser()'s options; a.n1, a.n2 from --launches."""
+def check(a, counts=("repeat",)):
+    """Checks parser()'s options and counts (each from 1); a.n1, a.n2 from --launches."""
     m = re.fullmatch(r"(\d+),(\d+)", a.launches)
     if not m or not 1 <= int(m[1]) < int(m[2]):  # N1 = 0 would count the start-up
         die("--launches wants 1 <= N1 < N2, not %r" % a.launches)
     a.n1, a.n2 = int(m[1]), int(m[2])
-    if a.repeat < 1:
-        die("--repeat wants a number from 1, not %d" % a.repeat)
+    for name in counts:
+        if getattr(a, name) < 1:
+            die("--%s wants a number from 1, not %d" % (name, getattr(a, name)))
     if a.timeout < 1:
         die("--timeout wants a positive number of seconds per run, not %d" % a.timeout)
-
 
 def find_valgrind(a):
     a.valgrind = shutil.which(a.valgrind) or die(
         "valgrind not found (%s); install the Debian package 'valgrind' "
         "(apt-get install valgrind)" % a.valgrind)
-
 
 def main(argv):
     prog = common.PROG
@@ -327,14 +306,12 @@ def main(argv):
         "LIBOMPTARGET_KLE_STATS", "LIBOMPTARGET_KLE_MAX_SLOTS", "KLE_STANDIN_VERBOSE",
         "KLE_STANDIN_FAIL", "KLE_STANDIN_STATS", "KLE_STANDIN_STATS_FILE",
         "KLE_STANDIN_KERNEL_US", "KLE_CUDA_STANDIN_DEVICES")}
-    env.update(LD_LIBRARY_PATH=a.standin + os.pathsep + env.get("LD_LIBRARY_PATH", ""),
-               KLE_STANDIN_DELAY_US="0:0", KLE_STANDIN_SEED="1")
+    env = dict(common.with_lib(env, a.standin), KLE_STANDIN_DELAY_US="0:0", KLE_STANDIN_SEED="1")
     devs = [d for d in list_devices(a.bench, env, prog) if d[1].startswith("CUDA")]
     if not devs:
         die("kle-bench sees no CUDA device through the stand-in in %s" % a.standin)
     num, uid = devs[0]
     env["KLE_BENCH_DEVICE"] = str(num)
-
     results = {}
     a.runs, a.runs_done = 2 * a.repeat * len(transports), 0
     t0 = time.time()
@@ -342,12 +319,12 @@ def main(argv):
         for t in transports:
             reps = sorted((run_pair(a, env, t, n1, n2) for _ in range(a.repeat)),
                           key=lambda r: r["kle_path_excl_driver"])
-            res = {k: v for k, v in reps[(len(reps) - 1) // 2].items() if k != "runs"}
-            res["whole_process"] = sorted(r["whole_process"] for r in reps)[(len(reps) - 1) // 2]
+            mid = (len(reps) - 1) // 2
+            res = results[t] = {k: v for k, v in reps[mid].items() if k != "runs"}
+            res["whole_process"] = sorted(r["whole_process"] for r in reps)[mid]
             res["range"] = {k: [min(r[k] for r in reps), max(r[k] for r in reps)]
                             for k in METRICS}
             res["repetitions"] = reps
-            results[t] = res
     elapsed = time.time() - t0
 
     def table(rows, fmt, part=None):

@@ -9,7 +9,6 @@ LLVM 22.1.8 (bench/launch-cost; stock's libraries from scripts/build-stock.sh).
                 the median fork/stock ratio with a 95% CI; --device cuda also
                 reports each as a multiple of the floor (kle-floor.h)
 """
-import argparse
 import glob
 import os
 import re
@@ -20,7 +19,6 @@ from kle import common, stats
 from kle import instructions as cg
 from kle.common import REPO, fail as die
 
-
 def env_for(a, runtime, device, transport=None):
     env = {k: v for k, v in os.environ.items() if k not in (
         "LIBOMPTARGET_KLE_TRANSPORT", "LIBOMPTARGET_INFO", "LIBOMPTARGET_PROFILE",
@@ -29,9 +27,9 @@ def env_for(a, runtime, device, transport=None):
     if device == "cuda":
         path = path + [a.standin]
         env.update(KLE_STANDIN_DELAY_US="0:0", KLE_STANDIN_SEED="1")
-    env["LD_LIBRARY_PATH"] = os.pathsep.join(path + [env.get("LD_LIBRARY_PATH", "")])
     # Idle libomp threads sleep at once (spinning would count as instructions).
-    env.update(OMP_NUM_THREADS="1", KMP_BLOCKTIME="0")
+    env.update(LD_LIBRARY_PATH=os.pathsep.join(path + [env.get("LD_LIBRARY_PATH", "")]),
+               OMP_NUM_THREADS="1", KMP_BLOCKTIME="0")
     if transport:
         env["LIBOMPTARGET_KLE_TRANSPORT"] = transport
     devs = common.list_devices(a.bench, env, common.PROG, cmd=[a.bench, "devices"])
@@ -42,7 +40,6 @@ def env_for(a, runtime, device, transport=None):
         die("no CUDA device through the stand-in in %s (devices: %s)" % (a.standin, devs))
     env["KLE_BENCH_DEVICE"] = str(cuda[0] if device == "cuda" else devs[0][0])
     return env
-
 
 def per_region(a, env, kind, tag):
     """Figures per region of the median of --repeat pairs of runs."""
@@ -59,7 +56,6 @@ def per_region(a, env, kind, tag):
         reps.append({k: d[k] for k in ("total", "components", "calls")})
     reps.sort(key=lambda r: r["total"])
     return dict(reps[(len(reps) - 1) // 2], total_range=[reps[0]["total"], reps[-1]["total"]])
-
 
 def instructions(a):
     res = {"launches": [a.n1, a.n2], "unit": "Ir per region", "rows": []}
@@ -101,10 +97,10 @@ def instructions(a):
         if r["runtime"] == "fork" and s:
             print("ratio fork/stock %s %s %s: %.3f" % (r["device"], r["kind"],
                                                      r["transport"] or "", r["total"] / s))
-    return res
-
+    return res, 0
 
 def calls(a):
+    """The counted calls per region; exit status 1 if a --forbid one is not 0."""
     r = per_region(a, env_for(a, "fork", a.device), "reduction", "calls")
     for k, v in r["calls"].items():
         print("calls per region %s %.2f" % (k, v))
@@ -116,7 +112,6 @@ def calls(a):
     for k in bad:
         print("FORBIDDEN per-region call: %s %.2f per region" % (k, r["calls"][k]))
     return r, 1 if bad else 0
-
 
 def latency(a):
     np, _ = common.require_scipy()
@@ -165,8 +160,7 @@ def latency(a):
                  "; %.2f x floor [%.2f, %.2f]" % tuple(res[rt + "_x_floor"])
                  if floor and rt != "floor" else ""))
     print("median ratio fork/stock %.3f, 95%% CI [%.3f, %.3f]" % ratio)
-    return res
-
+    return res, 0
 
 def main(argv):
     ap = cg.parser("launch-cost", 1, "regions")
@@ -176,7 +170,8 @@ def main(argv):
                     "DIR:DIR (default: build/stock's, from scripts/build-stock.sh)")
     ap.add_argument("--no-stock", action="store_true", help="instructions: the fork only")
     ap.add_argument("--before", default="", help="instructions: also rows 'before' with the "
-                    "libomptarget and libomp in this directory (e.g. the fork without some patches)")
+                    "libomptarget and libomp in this directory (e.g. the fork without some "
+                    "patches)")
     ap.add_argument("--device", default="both", choices=("cuda", "host", "both"),
                     help="instructions and calls: where (default both); latency: host "
                          "(default) or cuda (the stand-in, with the floor)")
@@ -189,14 +184,11 @@ def main(argv):
     ap.add_argument("--samples", type=int, default=5)
     ap.add_argument("--out", default="")
     a = ap.parse_args(argv)
-    cg.check(a)
+    cg.check(a, ("repeat", "pairs", "regions", "samples"))
     m = re.fullmatch(r"nowait|(?:reduction|baseline)(?::(\d+))?(?:@(\d+))?", a.kind)
     if not m or not 1 <= int(m[1] or 1) <= 65536 or not 2 <= int(m[2] or 2) <= 64:
         die("--kind wants reduction[:TEAMS][@THREADS], baseline[:TEAMS][@THREADS] (1 to "
             "65536 teams, 2 to 64 host threads) or nowait, not %r" % a.kind)
-    for name in ("pairs", "regions", "samples"):
-        if getattr(a, name) < 1:
-            die("--%s wants a number from 1, not %d" % (name, getattr(a, name)))
     if a.before:  # a directory without a libomptarget would measure the fork
         want = "(want the directory of the libomptarget.so to compare with)"
         if not os.path.isdir(a.before):
@@ -223,14 +215,8 @@ def main(argv):
                     "OFFLOAD_LIB_DIR:LIBOMP_DIR)" % (lib, d))
     if a.out:  # before any run: a bad --out must not cost the figures
         a.out = common.check_out(a.out, common.PROG, "launch-cost.json")
-    rc = 0
     with tempfile.TemporaryDirectory(prefix="klebench-launch-cost.") as a.tmp:
-        if a.mode == "instructions":
-            res = instructions(a)
-        elif a.mode == "calls":
-            res, rc = calls(a)
-        else:
-            res = latency(a)
+        res, rc = {"instructions": instructions, "calls": calls, "latency": latency}[a.mode](a)
     if a.out:
         common.save_json(a.out, res, common.PROG)
     return rc

@@ -15,19 +15,15 @@ ROWS = ["baseline"] + list(TRANSPORTS) + ["floor"]
 COLOURS = {"baseline": "#7f7f7f", "zerocopy": "#0072B2", "staged": "#009E73",
            "copy": "#D55E00", "resident": "#CC79A7", "floor": "#000000"}
 
-
 def die(msg):
     common.die(common.PROG, msg, 2)
-
 
 class Parser(argparse.ArgumentParser):
     def error(self, message):
         die(message + " (usage: klebench.py plot <kle-interleaved.json> [-o out.png|.svg|.pdf])")
 
-
 def fmt_us(v):
     return "%.0f" % v if abs(v) >= 100 else "%.1f" % v if abs(v) >= 10 else "%.2f" % v
-
 
 def _matplotlib():
     import matplotlib
@@ -35,7 +31,6 @@ def _matplotlib():
     import matplotlib.pyplot as plt
     from matplotlib import transforms
     return plt, transforms
-
 
 def load(path):
     try:
@@ -52,7 +47,6 @@ def load(path):
     if not paired:
         die("%s has no paired differences (run bench/klebench.py compare first)" % path)
     return data, paired
-
 
 def main(argv):
     ap = Parser(prog=common.PROG, description=__doc__.splitlines()[0])
@@ -77,16 +71,16 @@ def main(argv):
     meta = data.get("meta") if isinstance(data.get("meta"), dict) else {}
     fig, axes = plt.subplots(len(names), 1, figsize=(11.5, 1.0 + 2.4 * len(names)),
                              squeeze=False)
+    unit = lambda p: p["transport"].split("/")[0]
     for ax, name in zip(axes[:, 0], names):
-        rows = [p for p in paired if (p["benchmark"], p["measure"]) == name]
-        unit = lambda u: u.split("/")[0]
-        rows.sort(key=lambda p: (p["reference"], ROWS.index(unit(p["transport"]))
-                                 if unit(p["transport"]) in ROWS else 99))
+        rows = sorted((p for p in paired if (p["benchmark"], p["measure"]) == name),
+                      key=lambda p: (p["reference"],
+                                     ROWS.index(unit(p)) if unit(p) in ROWS else 99))
         right = transforms.blended_transform_factory(ax.transAxes, ax.transData)
         for y, p in enumerate(rows):
             m, lo, hi = p["median_diff_us"], p["ci_low_us"], p["ci_high_us"]
             ax.errorbar([m], [y], xerr=[[m - lo], [hi - m]], fmt="o", capsize=4,
-                        color=COLOURS.get(unit(p["transport"]), "#333333"))
+                        color=COLOURS.get(unit(p), "#333333"))
             ax.text(1.01, y, "%s  %s [%s..%s]" % (p.get("verdict", ""), fmt_us(m), fmt_us(lo),
                                                    fmt_us(hi)),
                     transform=right, va="center", fontsize=8)
