@@ -37,8 +37,7 @@ EOF
 
 src=${BABELSTREAM_DIR:-}
 arch=sm_90 size=1024 numtimes=100 rounds=5 build_dir="" standin="" do_build=1 do_run=1
-runtime_lib=""
-extra=()
+runtime_lib="" extra=()
 while [ $# -gt 0 ]; do
   case $1 in
     -h|--help) usage; exit 0 ;;
@@ -60,16 +59,12 @@ done
 [[ $numtimes =~ ^[0-9]+$ ]] && [ "$numtimes" -ge 2 ] || kle_die "--numtimes must be 2 or more, got '$numtimes'"
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || kle_die "--rounds must be a positive integer, got '$rounds'"
 
+target_flags="--offload-arch=$arch"
 case $arch in
   x86_64|host|x86_64-unknown-linux-gnu)
-    arch=x86_64; kind=host
-    target_flags="-fopenmp-targets=x86_64-unknown-linux-gnu" ;;
-  sm_[0-9]*)
-    kind=nvptx
-    target_flags="--offload-arch=$arch" ;;
-  gfx[0-9]*)
-    kind=amdgcn
-    target_flags="--offload-arch=$arch" ;;
+    arch=x86_64 kind=host target_flags="-fopenmp-targets=x86_64-unknown-linux-gnu" ;;
+  sm_[0-9]*) kind=nvptx ;;
+  gfx[0-9]*) kind=amdgcn ;;
   *) kle_die "unknown --arch '$arch' (use sm_NN, gfxNNN or x86_64)" ;;
 esac
 [ -z "$standin" ] || [ "$kind" = nvptx ] || kle_die "--standin needs an sm_* --arch (it stands in for the CUDA driver)"
@@ -199,10 +194,9 @@ for ((r = 1; r <= rounds; r++)); do
   fi
   for t in "${order[@]}"; do
     o=$out/r$r-$t.csv e=$out/r$r-$t.err
-    set +e
-    { LIBOMPTARGET_KLE_TRANSPORT=$t timeout "$timeout_s" "${run_env[@]}" "$exe" "${bs_args[@]}" >"$o" 2>"$e"
-      rc=$?; } 2>/dev/null
-    set -e
+    rc=0
+    { LIBOMPTARGET_KLE_TRANSPORT=$t timeout "$timeout_s" "${run_env[@]}" "$exe" "${bs_args[@]}" >"$o" 2>"$e" \
+      || rc=$?; } 2>/dev/null
     if [ $rc -ne 0 ]; then
       [ $rc -eq 124 ] && why="timed out after ${timeout_s}s" || why="exit $rc"
       msg=$(run_error "$e")

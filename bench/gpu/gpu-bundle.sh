@@ -167,7 +167,7 @@ build_read_ab() {
 }
 
 build() {
-  [ -x "$KLE_PREFIX/share/kle-offload/kle-offload.cfg" ] || [ -f "$KLE_PREFIX/share/kle-offload/kle-offload.cfg" ] \
+  [ -f "$KLE_PREFIX/share/kle-offload/kle-offload.cfg" ] \
     || kle_die "the fork is not installed in $KLE_PREFIX; run scripts/setup.sh first."
   [ -x "$KLE_BUILD_DIR/bench/kle-bench" ] || kle_die "no $KLE_BUILD_DIR/bench/kle-bench; run scripts/setup.sh first."
   [ -f "$KLE_BUILD_DIR/bench/kernel-timer/libcuda.so" ] \

@@ -58,14 +58,12 @@ for need in $(sed -n 's/^needs: //p' "$B/MANIFEST"); do
       have=$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}')
       [ -n "$have" ] || { echo "kle-offload: note: cannot read the C library's version; the bundle needs $need"; continue; }
       [ "$(printf '%s\n%s\n' "${need#GLIBC_}" "$have" | sort -V | head -1)" = "${need#GLIBC_}" ] \
-        || die "this machine's glibc is $have, the bundle needs ${need#GLIBC_} or newer ($need): build the bundle on an older distribution"
-      ;;
+        || die "this machine's glibc is $have, the bundle needs ${need#GLIBC_} or newer ($need): build the bundle on an older distribution" ;;
     GLIBCXX_*|CXXABI_*)
       cxx=$(ldconfig -p 2>/dev/null | awk '/libstdc\+\+\.so\.6 .*x86-64/{print $NF; exit}')
       [ -n "$cxx" ] || { echo "kle-offload: note: no libstdc++.so.6 in the loader cache; the bundle needs $need"; continue; }
       grep -aqw "$need" "$cxx" \
-        || die "this machine's $cxx does not provide $need, which the bundle needs: build the bundle on an older distribution"
-      ;;
+        || die "this machine's $cxx does not provide $need, which the bundle needs: build the bundle on an older distribution" ;;
   esac
 done
 
@@ -83,8 +81,7 @@ done
 [ -n "$drv" ] || die "no NVIDIA driver library (libcuda.so.1) found; is the driver installed and visible?"
 drvdir=$(mktemp -d)
 trap 'rm -rf "$drvdir"' EXIT
-ln -s "$drv" "$drvdir/libcuda.so"
-ln -s "$drv" "$drvdir/libcuda.so.1"
+for l in libcuda.so libcuda.so.1; do ln -s "$drv" "$drvdir/$l"; done
 export LD_LIBRARY_PATH="$B/lib:$drvdir:$(dirname "$drv")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # Asks the driver directly (ctypes): "load": why it is not a CUDA driver;
 # "count": what cuInit and cuDeviceGetCount answer.
@@ -106,11 +103,8 @@ def name(r):
     return "%d %s" % (r, s.value.decode()) if ok and s.value else str(r)
 try:
     r, n = lib.cuInit(0), ctypes.c_int(-1)
-    if r:
-        print("cuInit(0) returned %s" % name(r))
-    else:
-        r = lib.cuDeviceGetCount(ctypes.byref(n))
-        print("cuInit(0) succeeded; cuDeviceGetCount returned %s, %d devices" % (name(r), n.value))
+    print("cuInit(0) returned %s" % name(r) if r else "cuInit(0) succeeded; cuDeviceGetCount "
+          "returned %s, %d devices" % (name(lib.cuDeviceGetCount(ctypes.byref(n))), n.value))
 except Exception as e:
     print("asking the driver directly failed: %s" % e)
 PY
