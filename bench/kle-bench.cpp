@@ -8,9 +8,9 @@
 // Launch-latency benchmarks of the KLE transports (docs/BENCHMARKS.md):
 // Google Benchmark rows (SyncReduction, SyncBaseline, PipelinedReduction,
 // and with bench/kernel-timer KernelReduction, ReductionAfterWork), and the
-// modes --list-devices, --launches N, --interleave (the transports, the
-// no-KLE baseline and the floor in turns, as JSON for `klebench.py compare`)
-// and --switch-in-flight. KLE_BENCH_DEVICE: a device number, or "gpu".
+// modes --list-devices, --launches N and --interleave (the transports, the
+// no-KLE baseline and the floor in turns, as JSON for `klebench.py compare`).
+// KLE_BENCH_DEVICE: a device number, or "gpu".
 //
 //===----------------------------------------------------------------------===//
 
@@ -386,47 +386,6 @@ int interleave(const std::vector<std::string> &Transports,
   return 0;
 }
 
-/// --switch-in-flight: a switch is refused while a nowait launch holds its
-/// slot, and succeeds after the taskwait (exit status 0 only then).
-int switchInFlight() {
-  const BenchHooksTy H = benchHooks();
-  const int Dev = benchDevice();
-  reductionLaunch(Dev, 1); // initialises the device, default transport
-  switchTransport(H, "resident");
-  long S = 0;
-  int Refused = 0;
-  char Err[256] = "";
-#pragma omp parallel num_threads(1)
-#pragma omp single
-  {
-#pragma omp target teams distribute parallel for device(Dev) num_teams(1)     \
-    reduction(+ : S) map(tofrom : S) nowait
-    for (int I = 0; I < LoopTrip; ++I)
-      S += I;
-    // Poll until the launch holds its slot (up to 20 s), then ask for copy.
-    auto End = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (!Refused && std::chrono::steady_clock::now() < End)
-      Refused = H.SetTransport("resident", Err, sizeof(Err));
-    if (Refused)
-      Refused = H.SetTransport("copy", Err, sizeof(Err));
-#pragma omp taskwait
-  }
-  if (Refused != 2) {
-    std::printf("switch in flight: %s (%d) %s\n",
-                Refused ? "refused for another reason" : "never refused",
-                Refused, Err);
-    return 1;
-  }
-  std::printf("switch in flight: refused: %s\n", Err);
-  int Rc = H.SetTransport("copy", Err, sizeof(Err));
-  std::printf("switch after the taskwait: %s%s\n", Rc ? "refused: " : "ok",
-              Rc ? Err : "");
-  if (Rc)
-    return 1;
-  std::printf("checksum %ld\n", S + reductionLaunch(Dev, 1));
-  return 0;
-}
-
 /// Parses --interleave's options (any other argument is an error).
 int interleaveMain(int argc, char **argv) {
   const char *List = "";
@@ -504,8 +463,7 @@ int main(int argc, char **argv) {
     }
     return 0;
   }
-  const bool InFlight = hasArg(argc, argv, "--switch-in-flight");
-  if (InFlight || hasArg(argc, argv, "--interleave")) {
+  if (hasArg(argc, argv, "--interleave")) {
     // The KLE path is timed only with LIBOMPTARGET_KLE_STATS=1, read before
     // main: re-execute with it set.
     const char *Stats = std::getenv("LIBOMPTARGET_KLE_STATS");
@@ -516,7 +474,7 @@ int main(int argc, char **argv) {
            "it and run again",
            std::strerror(errno));
     }
-    return InFlight ? switchInFlight() : interleaveMain(argc, argv);
+    return interleaveMain(argc, argv);
   }
   for (int I = 1; I + 1 < argc; ++I)
     if (!std::strcmp(argv[I], "--launches")) {
