@@ -5,13 +5,12 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The target regions kle-bench and launch-cost time (Trip loop iterations: a
-// teams reduction, so a KLE; the no-KLE baseline; nowait batches), and the
-// floor: the baseline region done through the CUDA driver API directly (no
-// OpenMP runtime), so that a region's time can be reported as a multiple of
-// what the driver needs for the same work. It uses the libcuda the CUDA
-// plugin loaded, on its own context (default scheduling), with pinned host
-// buffers and the kernel of kle-floor.cu embedded at build time.
+// The floor: kle-bench's no-KLE region (kle-regions.h) done through the CUDA
+// driver API directly (no OpenMP runtime), so that a region's time can be
+// reported as a multiple of what the driver needs for the same work. It uses
+// the libcuda the CUDA plugin loaded, on its own context (default
+// scheduling), with pinned host buffers and the kernel of kle-floor.cu
+// embedded at build time.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,61 +25,6 @@
 #include <vector>
 
 namespace kle {
-
-#ifdef _OPENMP // in kle-bench and launch-cost, not in kle-floor.cpp
-template <int Trip> [[gnu::noinline]] long reductionRegion(int Dev, int Teams) {
-  long S = 0;
-#pragma omp target teams distribute parallel for device(Dev) num_teams(Teams) \
-    reduction(+ : S) map(tofrom : S)
-  for (int I = 0; I < Trip; ++I)
-    S += I;
-  return S;
-}
-
-template <int Trip> [[gnu::noinline]] long baselineRegion(int Dev, int Teams) {
-  long S = 0;
-#pragma omp target teams distribute parallel for device(Dev) num_teams(Teams) \
-    map(tofrom : S)
-  for (int I = 0; I < Trip; ++I)
-    if (I == 0)
-      S = 1;
-  return S;
-}
-
-/// \p N nowait regions of 8 teams, with or without the reduction, at most 64
-/// in flight (disjoint variables), then one taskwait; their sum.
-template <int Trip>
-[[gnu::noinline]] long nowaitBatch(int Dev, bool Reduction, long N) {
-  long Out[64] = {0};
-#pragma omp parallel num_threads(1)
-#pragma omp single
-  {
-    for (long K = 0; K < N; ++K) {
-      long *P = &Out[K % 64];
-      if (Reduction) {
-#pragma omp target teams distribute parallel for device(Dev) num_teams(8)     \
-    reduction(+ : P[0 : 1]) map(tofrom : P[0 : 1]) nowait
-        for (int I = 0; I < Trip; ++I)
-          P[0] += 1;
-      } else {
-#pragma omp target teams distribute parallel for device(Dev) num_teams(8)     \
-    map(tofrom : P[0 : 1]) nowait
-        for (int I = 0; I < Trip; ++I)
-          if (I == 0)
-            P[0] += 1;
-      }
-      if (K % 64 == 63) {
-#pragma omp taskwait
-      }
-    }
-#pragma omp taskwait
-  }
-  long S = 0;
-  for (long V : Out)
-    S += V;
-  return S;
-}
-#endif
 
 /// The process's CPU time (user + system, every thread; getrusage) in ns.
 inline uint64_t processCpuNs() {
