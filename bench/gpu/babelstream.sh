@@ -204,7 +204,7 @@ for ((r = 1; r <= rounds; r++)); do
     fi
     grep -q '^Dot,' "$o" || kle_die "no Dot row in BabelStream's CSV under $t, round $r (output: $o)"
     awk -F, -v r="$r" -v t="$t" 'NR>1 && NF>=8 {print r","t","$1","$2","$3","$6","$7","$8}' "$o" >>"$runs"
-    sed -n "s/^omptarget KLE stats: /$t round $r: /p" "$e" >>"$out/kle-stats.txt"
+    sed -n "s/^omptarget KLE stats: /$t round $r: &/p" "$e" >>"$out/kle-stats.txt"
   done
 done
 
