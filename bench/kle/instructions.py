@@ -42,6 +42,8 @@ OBJECTS = (("libomp", r"libomp(\.so|-)"), ("LLVM", r"libLLVM"),
 COUNTED_CALLS = (
     ("dlsym", r"dlsym(@.*)?|___dlsym"), ("strtol", r"(__isoc23_)?strtol(@.*)?"),
     ("timeTraceProfilerBegin", r"llvm::timeTraceProfilerBegin\(.*"),
+    ("pthread_once", r"(__)?pthread_once(@.*)?"),
+    ("PluginManager::getDevice", r"PluginManager::getDevice\(.*"),
     ("malloc", r"malloc(@.*)?"), ("operator new", r"operator new\(.*"),
     ("free", r"free(@.*)?"), ("pthread_mutex_lock", r"(__)?pthread_mutex_lock(@.*)?"),
     ("cuCtxSetCurrent", r"cuCtxSetCurrent"), ("cuEventRecord", r"cuEventRecord"),
