@@ -4,8 +4,10 @@
 // library's for libomptarget too. Each AsyncInfoTy used to construct a
 // std::deque for locations most regions never ask for (libstdc++ allocates
 // its map and a first node at once), and each region queued a std::function
-// holding an empty private-argument manager: 8 per region before patch
-// 0026, 5 after. The count bounds what the runtime allocates per region.
+// holding an empty private-argument manager, and each region's attach
+// bookkeeping grew a DenseMap (aligned operator new, through LLVM's
+// allocate_buffer): 9 per region before patch 0026, 5 after. The count
+// bounds what the runtime allocates per region.
 // RUN: %clang-host -O2 -std=c++17 %s -o %t -lstdc++
 // RUN: %run %t | %fc
 // CHECK: operator new per region: {{[0-9.]+}}, at most 5: yes
@@ -20,8 +22,19 @@ void *operator new(std::size_t N) {
     return P;
   throw std::bad_alloc();
 }
+void *operator new(std::size_t N, std::align_val_t A) {
+  News.fetch_add(1, std::memory_order_relaxed);
+  std::size_t Al = static_cast<std::size_t>(A);
+  if (void *P = std::aligned_alloc(Al, (N + Al - 1) / Al * Al))
+    return P;
+  throw std::bad_alloc();
+}
 void operator delete(void *P) noexcept { std::free(P); }
 void operator delete(void *P, std::size_t) noexcept { std::free(P); }
+void operator delete(void *P, std::align_val_t) noexcept { std::free(P); }
+void operator delete(void *P, std::size_t, std::align_val_t) noexcept {
+  std::free(P);
+}
 static long region() {
   long S = 0;
 #pragma omp target teams distribute parallel for num_teams(1) reduction(+ : S) map(tofrom : S)
