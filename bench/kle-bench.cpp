@@ -19,20 +19,13 @@
 
 #include <benchmark/benchmark.h>
 #include <dlfcn.h>
-#include <omp.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdarg>
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <memory>
-#include <optional>
-#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -49,21 +42,10 @@ namespace {
   std::exit(2);
 }
 
-/// \p S as a decimal integer in [Min, Max]: digits only, else std::nullopt.
-std::optional<long> parseCount(const char *S, long Min, long Max) {
-  if (!S || !*S || std::strspn(S, "0123456789") != std::strlen(S) ||
-      std::strlen(S) > 18)
-    return std::nullopt;
-  long N = std::strtol(S, nullptr, 10);
-  if (N < Min || N > Max)
-    return std::nullopt;
-  return N;
-}
-
-/// parseCount(), else exits: "<Opt> wants a number<Of> from Min to Max".
+/// kle::parseCount(), else exits: "<Opt> wants a number<Of> from Min to Max".
 long count(const char *Opt, const char *V, long Min, long Max,
            const char *Of = "") {
-  if (std::optional<long> N = parseCount(V, Min, Max))
+  if (std::optional<long> N = kle::parseCount(V, Min, Max))
     return *N;
   fail("%s wants a number%s from %ld to %ld, not \"%s\"", Opt, Of, Min, Max,
        V ? V : "");
@@ -105,7 +87,7 @@ int benchDevice() {
     if (!std::strcmp(Env, "gpu"))
       fail("KLE_BENCH_DEVICE=gpu: no offload device other than the host's "
            "(see --list-devices)");
-    if (std::optional<long> D = parseCount(Env, 0, N - 1))
+    if (std::optional<long> D = kle::parseCount(Env, 0, N - 1))
       return static_cast<int>(*D);
     fail("KLE_BENCH_DEVICE=\"%s\" is not an offload device number (0 to %d; "
          "see --list-devices)",
@@ -250,8 +232,7 @@ struct UnitTy {
   std::string Name; // "resident", "resident/poll", "baseline", "floor"
   std::string Transport;
   bool Floor = false;
-  bool HasWait = false;
-  long long WaitUs = -1;
+  std::optional<long long> WaitUs; // poll: up to 2 s; block: 0; default: -1
 };
 
 /// --interleave: the units take turns launch by launch (pipelined: batch by
@@ -276,7 +257,7 @@ int interleave(const std::vector<std::string> &Transports,
   std::unique_ptr<kle::FloorTy> Floor;
   std::string Err;
   if (WithFloor) {
-    const int Ordinal = kle::cudaOrdinal(Dev, omp_get_uid_from_device);
+    const int Ordinal = kle::cudaOrdinal(Dev);
     const char *Uid = omp_get_uid_from_device(Dev);
     if (Ordinal < 0)
       fail("the floor (--floor) cannot run: device %d (%s) is not a CUDA "
@@ -286,14 +267,13 @@ int interleave(const std::vector<std::string> &Transports,
       fail("the floor (--floor) cannot be opened: %s", Err.c_str());
   }
   std::vector<UnitTy> Units;
-  std::vector<std::string> Names = Transports;
-  Names.push_back("baseline");
-  for (const std::string &T : Names) {
-    const std::string Tr = T == "baseline" ? "" : T;
+  for (size_t I = 0; I <= Transports.size(); ++I) {
+    const std::string Tr = I < Transports.size() ? Transports[I] : "";
+    const std::string T = Tr.empty() ? "baseline" : Tr;
     if (WaitList.empty())
       Units.push_back({T, Tr});
-    for (const std::string &W : WaitList) // poll: up to 2 s; block: none
-      Units.push_back({T + "/" + W, Tr, false, true,
+    for (const std::string &W : WaitList)
+      Units.push_back({T + "/" + W, Tr, false,
                        W == "poll" ? 2000000 : W == "block" ? 0 : -1});
   }
   if (Floor)
@@ -332,8 +312,8 @@ int interleave(const std::vector<std::string> &Transports,
         const bool Baseline = Unit.Transport.empty();
         if (!Baseline)
           switchTransport(H, Unit.Transport.c_str());
-        if (Unit.HasWait)
-          switchWait(H, Unit.WaitUs);
+        if (Unit.WaitUs)
+          switchWait(H, *Unit.WaitUs);
         const uint64_t P0 = H.PathNs(), Cpu0 = kle::processCpuNs();
         auto T0 = std::chrono::steady_clock::now();
         if (Unit.Floor) {
@@ -438,10 +418,8 @@ void teamCounts(benchmark::internal::Benchmark *B) {
 }
 
 bool hasArg(int argc, char **argv, const char *Arg) {
-  for (int I = 1; I < argc; ++I)
-    if (!std::strcmp(argv[I], Arg))
-      return true;
-  return false;
+  return std::any_of(argv + 1, argv + argc,
+                     [&](const char *A) { return !std::strcmp(A, Arg); });
 }
 
 } // namespace
@@ -458,10 +436,7 @@ BENCHMARK(PipelinedReduction)->Arg(256)->ArgName("launches")->UseRealTime();
 
 int main(int argc, char **argv) {
   if (hasArg(argc, argv, "--list-devices")) {
-    for (int D = 0; D < omp_get_num_devices(); ++D) {
-      const char *Uid = omp_get_uid_from_device(D);
-      std::printf("%d %s\n", D, Uid ? Uid : "?");
-    }
+    kle::printDevices("?");
     return 0;
   }
   if (hasArg(argc, argv, "--interleave")) {

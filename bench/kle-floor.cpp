@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// See kle-floor.h. The driver is reached through dlsym (no CUDA header
-// needed); KLE_FLOOR_CUBIN (bench/CMakeLists.txt) is the embedded cubin.
+// See kle-floor.h. The driver is reached through dlsym (no CUDA header);
+// KLE_FLOOR_CUBIN (bench/CMakeLists.txt) is the embedded cubin.
 //
 //===----------------------------------------------------------------------===//
 
@@ -66,13 +66,11 @@ struct FloorTy::ApiTy {
 #undef KLE_FLOOR_FIELD
 };
 
-namespace {
-
-/// The driver's entry points, looked up once; nullptr and \p Err if missing.
-const FloorTy::ApiTy *driverApi(std::string &Err) {
+/// The driver's entry points, looked up once (in the handle the CUDA plugin
+/// opened, else loaded anew); nullptr and \p Err if any is missing.
+static const FloorTy::ApiTy *driverApi(std::string &Err) {
   static FloorTy::ApiTy Api;
-  static std::string Missing = [] {
-    // The handle the CUDA plugin opened, else the same names loaded anew.
+  static const std::string Missing = [] {
     void *H = nullptr;
     for (int Mode : {RTLD_LAZY | RTLD_NOLOAD, RTLD_LAZY})
       for (const char *Name : {"libcuda.so", "libcuda.so.1"})
@@ -85,21 +83,16 @@ const FloorTy::ApiTy *driverApi(std::string &Err) {
       Fn = reinterpret_cast<std::remove_reference_t<decltype(Fn)>>(
           dlsym(H, Name));
       if (!Fn)
-        Miss += Miss.empty() ? Name : std::string(", ") + Name;
+        Miss += (Miss.empty() ? "" : ", ") + std::string(Name);
     };
 #define KLE_FLOOR_GET(Field, Symbol, ...) Get(Api.Field, #Symbol);
     KLE_FLOOR_API(KLE_FLOOR_GET)
 #undef KLE_FLOOR_GET
     return Miss.empty() ? Miss : "the CUDA driver lacks " + Miss;
   }();
-  if (!Missing.empty()) {
-    Err = Missing;
-    return nullptr;
-  }
-  return &Api;
+  Err = Missing;
+  return Missing.empty() ? &Api : nullptr;
 }
-
-} // namespace
 
 bool FloorTy::check(int Res, const char *What, std::string &Err) {
   if (!Res)
@@ -165,24 +158,22 @@ bool FloorTy::enqueue(void *Stream, int Slot, int Blocks, std::string &Err) {
 }
 
 bool FloorTy::region(int Blocks, std::string &Err, int Lane) {
-  void *S = Streams[Lane];
   return check(Api->CtxSetCurrent(Ctx), "cuCtxSetCurrent", Err) &&
-         enqueue(S, Lane, Blocks, Err) &&
-         check(Api->StreamSynchronize(S), "cuStreamSynchronize", Err);
+         enqueue(Streams[Lane], Lane, Blocks, Err) &&
+         check(Api->StreamSynchronize(Streams[Lane]), "cuStreamSynchronize",
+               Err);
 }
 
 bool FloorTy::batch(int N, int Blocks, std::string &Err) {
   if (!check(Api->CtxSetCurrent(Ctx), "cuCtxSetCurrent", Err))
     return false;
-  void *S = Streams[0];
-  for (int K = 0; K < N; ++K) {
-    if (!enqueue(S, K % MaxInFlight, Blocks, Err))
+  for (int K = 0; K < N; ++K)
+    if (!enqueue(Streams[0], K % MaxInFlight, Blocks, Err) ||
+        (K % MaxInFlight == MaxInFlight - 1 && K + 1 < N &&
+         !check(Api->StreamSynchronize(Streams[0]), "cuStreamSynchronize",
+                Err)))
       return false;
-    if (K % MaxInFlight == MaxInFlight - 1 && K + 1 < N &&
-        !check(Api->StreamSynchronize(S), "cuStreamSynchronize", Err))
-      return false;
-  }
-  return check(Api->StreamSynchronize(S), "cuStreamSynchronize", Err);
+  return check(Api->StreamSynchronize(Streams[0]), "cuStreamSynchronize", Err);
 }
 
 FloorTy::~FloorTy() {

@@ -5,49 +5,22 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The floor: kle-bench's no-KLE region (kle-regions.h) done through the CUDA
-// driver API directly (no OpenMP runtime), so that a region's time can be
-// reported as a multiple of what the driver needs for the same work. It uses
-// the libcuda the CUDA plugin loaded, on its own context (default
-// scheduling), with pinned host buffers and the kernel of kle-floor.cu
-// embedded at build time.
+// The floor: the no-KLE region (kle-regions.h) through the CUDA driver API,
+// no OpenMP runtime, so that a region's time can be reported as a multiple
+// of the driver's for the same work. It uses the libcuda the CUDA plugin
+// loaded, its own context (default scheduling), pinned host buffers and the
+// kernel of kle-floor.cu embedded at build time.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef KLE_BENCH_FLOOR_H
 #define KLE_BENCH_FLOOR_H
 
-#include <sys/resource.h>
-
-#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace kle {
-
-/// The process's CPU time (user + system, every thread; getrusage) in ns.
-inline uint64_t processCpuNs() {
-  rusage U;
-  getrusage(RUSAGE_SELF, &U);
-  return (uint64_t(U.ru_utime.tv_sec) + U.ru_stime.tv_sec) * 1000000000ull +
-         (uint64_t(U.ru_utime.tv_usec) + U.ru_stime.tv_usec) * 1000ull;
-}
-
-/// The CUDA driver's ordinal of OpenMP device \p Dev (the CUDA devices before
-/// it, by uid "CUDA-..."), or -1 if it is not one; \p Uid: its uid function.
-template <typename UidFnTy> int cudaOrdinal(int Dev, UidFnTy Uid) {
-  auto IsCuda = [&](int D) {
-    const char *U = Uid(D);
-    return U && std::string(U).rfind("CUDA", 0) == 0;
-  };
-  if (Dev < 0 || !IsCuda(Dev))
-    return -1;
-  int Ordinal = 0;
-  for (int D = 0; D < Dev; ++D)
-    Ordinal += IsCuda(D);
-  return Ordinal;
-}
 
 class FloorTy {
 public:

@@ -10,51 +10,29 @@
 //
 //   launch-cost KIND N [SAMPLES [floor]] | floor N [SAMPLES] | devices
 //
-// KIND: reduction or baseline (a 1-team region with and without a KLE;
-// :T for T teams, @P from P host threads) or nowait (N nowait regions, then a
-// taskwait). After one start-up region, runs N regions (SAMPLES times,
-// printing ns_per_region and cpu_ns_per_region per sample); "floor" also
-// runs the same work through the driver (kle-floor.h), alternating which
-// goes first, printing floor_* lines. Exit status 2 on bad arguments.
+// KIND: reduction or baseline (a 1-team region with and without a KLE; :T
+// for T teams, @P from P host threads) or nowait (N nowait regions, then a
+// taskwait). After one start-up region, runs N regions SAMPLES times, each
+// printing ns_per_region and cpu_ns_per_region; "floor" also runs the same
+// work through the driver (kle-floor.h), alternating which goes first, as
+// floor_* lines. Exit status 2 on bad arguments.
 //
 //===----------------------------------------------------------------------===//
 
 #include "kle-floor.h"
 #include "kle-regions.h"
 
-#include <omp.h>
-
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <memory>
-#include <string>
 #include <tuple>
 
-namespace {
-
 constexpr int LoopTrip = 64;
-
-bool parseCount(const char *S, long &Out) {
-  if (!S || !*S || std::strspn(S, "0123456789") != std::strlen(S) ||
-      std::strlen(S) > 9)
-    return false;
-  Out = std::strtol(S, nullptr, 10);
-  return true;
-}
-
-} // namespace
+constexpr long MaxCount = 999999999;
 
 int main(int argc, char **argv) {
   if (argc == 2 && !std::strcmp(argv[1], "devices")) {
-    for (int D = 0; D < omp_get_num_devices(); ++D) {
-      const char *Uid = omp_get_uid_from_device(D);
-      std::printf("%d %s\n", D, Uid ? Uid : "(none)");
-    }
+    kle::printDevices("(none)");
     return 0;
   }
-  long N = 0, Samples = 0;
   // KIND[:TEAMS][@THREADS], the suffixes for reduction and baseline only.
   std::string Kind = argc > 1 ? argv[1] : "";
   long Teams = 1, Threads = 1;
@@ -63,8 +41,9 @@ int main(int argc, char **argv) {
        {std::tuple{'@', &Threads, 2L, long(kle::FloorTy::MaxLanes)},
         std::tuple{':', &Teams, 1L, 65536L}})
     if (size_t At = Kind.find(Sep); At != std::string::npos) {
-      Known &= parseCount(Kind.c_str() + At + 1, *Value) && *Value >= Min &&
-               *Value <= Max;
+      std::optional<long> V = kle::parseCount(&Kind[At + 1], Min, Max);
+      Known &= V.has_value();
+      *Value = V.value_or(*Value);
       Kind.resize(At);
       Known &= !Kind.rfind("reduction", 0) || !Kind.rfind("baseline", 0);
     }
@@ -73,26 +52,30 @@ int main(int argc, char **argv) {
            FloorOnly;
   const bool WithFloor =
       FloorOnly || (argc == 5 && !std::strcmp(argv[4], "floor"));
-  if (argc < 3 || argc > (FloorOnly ? 4 : 5) || !Known ||
-      !parseCount(argv[2], N) ||
-      (argc >= 4 && (!parseCount(argv[3], Samples) || Samples == 0)) ||
-      (argc == 5 && !WithFloor)) {
+  // REGIONS from 0, SAMPLES (0: not given, no figures printed) from 1.
+  const std::optional<long> NArg =
+      kle::parseCount(argc > 2 ? argv[2] : nullptr, 0, MaxCount);
+  const std::optional<long> SamplesArg =
+      argc > 3 ? kle::parseCount(argv[3], 1, MaxCount) : std::optional(0L);
+  if (argc < 3 || argc > (FloorOnly ? 4 : 5) || !Known || !NArg ||
+      !SamplesArg || (argc == 5 && !WithFloor)) {
     std::fprintf(stderr, "usage: launch-cost reduction[:TEAMS][@THREADS]|"
                          "baseline[:TEAMS][@THREADS]|nowait REGIONS [SAMPLES "
                          "[floor]] | launch-cost floor REGIONS [SAMPLES] | "
                          "launch-cost devices\n");
     return 2;
   }
+  const long N = *NArg, Samples = *SamplesArg;
   int Dev = omp_get_default_device();
   if (const char *D = std::getenv("KLE_BENCH_DEVICE")) {
-    long V;
-    if (!parseCount(D, V) || V > omp_get_num_devices()) {
+    std::optional<long> V = kle::parseCount(D, 0, omp_get_num_devices());
+    if (!V) {
       std::fprintf(stderr, "launch-cost: error: KLE_BENCH_DEVICE=%s is not a "
                            "device number from 0 to %d\n",
                    D, omp_get_num_devices());
       return 2;
     }
-    Dev = static_cast<int>(V);
+    Dev = static_cast<int>(*V);
   }
   // One region of the kind (the baseline's for the floor alone).
   auto *const Region = Kind[0] == 'r' ? kle::reductionRegion<LoopTrip>
@@ -114,17 +97,19 @@ int main(int argc, char **argv) {
   long Sum = Run(1); // start-up: device and image initialisation
   std::unique_ptr<kle::FloorTy> Floor;
   std::string Err;
+  auto FloorFailed = [&] {
+    std::fprintf(stderr, "launch-cost: error: the floor: %s\n", Err.c_str());
+    std::exit(2);
+  };
   if (WithFloor) {
-    int Ordinal = kle::cudaOrdinal(Dev, omp_get_uid_from_device);
+    int Ordinal = kle::cudaOrdinal(Dev);
     if (Ordinal < 0)
       Err = "device " + std::to_string(Dev) + " is not a CUDA device";
     else
       Floor = kle::FloorTy::open(Ordinal, LoopTrip, Err, int(Threads));
     if (!Floor || !(Kind[0] == 'n' ? Floor->batch(1, 8, Err)
-                                   : Floor->region(int(Teams), Err))) {
-      std::fprintf(stderr, "launch-cost: error: the floor: %s\n", Err.c_str());
-      return 2;
-    }
+                                   : Floor->region(int(Teams), Err)))
+      FloorFailed();
   }
   auto RunFloor = [&](long Count) {
     bool Ok = true;
@@ -147,10 +132,8 @@ int main(int argc, char **argv) {
         }
       }
     }
-    if (!Ok) {
-      std::fprintf(stderr, "launch-cost: error: the floor: %s\n", Err.c_str());
-      std::exit(2);
-    }
+    if (!Ok)
+      FloorFailed();
   };
   // Times Fn(N): prints "<Prefix>ns_per_region" and "<Prefix>cpu_ns_per_region".
   auto Timed = [&](const char *Prefix, auto Fn) {

@@ -178,18 +178,16 @@ for t in $transports; do
   LIBOMPTARGET_KLE_TRANSPORT=$t LIBOMPTARGET_KLE_STATS=1 run_step "  $t: " 'KLE stats|checksum' \
     "kle-bench --launches 1000" "$B/bin/kle-bench" --launches 1000
 done
+pipelined=("kle-bench PipelinedReduction" "$B/bin/kle-bench" --benchmark_filter='^PipelinedReduction'
+  --benchmark_min_time="$min_time")
 step "KLE stats, PipelinedReduction (256 nowait launches per iteration, KLE_MIN_TIME s)"
 for t in $transports; do
-  LIBOMPTARGET_KLE_TRANSPORT=$t LIBOMPTARGET_KLE_STATS=1 run_step "  $t: " 'KLE stats|^PipelinedReduction' \
-    "kle-bench PipelinedReduction" "$B/bin/kle-bench" --benchmark_filter='^PipelinedReduction' \
-    --benchmark_min_time="$min_time"
+  LIBOMPTARGET_KLE_TRANSPORT=$t LIBOMPTARGET_KLE_STATS=1 run_step "  $t: " 'KLE stats|^PipelinedReduction' "${pipelined[@]}"
 done
 step "nowait completion: LIBOMPTARGET_NOWAIT_DEFER=1 (completer) vs 0 (re-run tasks), PipelinedReduction"
 for round in 1 2; do
   for d in 1 0; do
-    LIBOMPTARGET_NOWAIT_DEFER=$d run_step "  round $round, defer=$d: " '^PipelinedReduction' \
-      "kle-bench PipelinedReduction" "$B/bin/kle-bench" --benchmark_filter='^PipelinedReduction' \
-      --benchmark_min_time="$min_time"
+    LIBOMPTARGET_NOWAIT_DEFER=$d run_step "  round $round, defer=$d: " '^PipelinedReduction' "${pipelined[@]}"
   done
 done
 step "DeviceRTL A/B: asynchronous (kle-bench) vs synchronous (kle-bench-syncread) KLE read, kernel-only"

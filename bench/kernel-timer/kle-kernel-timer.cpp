@@ -29,6 +29,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -43,10 +44,11 @@ template <typename FnTy> FnTy real(const char *Name) {
   return F;
 }
 
-/// A device span: the copies' event pairs and the kernel's (the last).
+/// A kernel's event pairs: the copies of its span, then its own (the last).
 struct SpanTy {
   CUcontext Ctx;
   std::vector<std::pair<CUevent, CUevent>> Pairs;
+  bool Span = false; // a span is wanted (only its last pair if not)
 };
 
 /// Per context: a pinned flag the stream waits on and the next value to
@@ -61,48 +63,43 @@ struct TimerTy {
   std::mutex M;
   std::map<CUcontext, HoldTy> Holds;
   bool HoldUnavailable = false;
-  std::deque<SpanTy> Pending; // kernels (one pair each), launch order
   std::map<CUcontext, std::vector<CUevent>> Free; // events belong to a context
-  std::deque<double> DoneMs;
   /// Per stream: the timed copies queued since its last kernel.
   std::map<CUstream, SpanTy> OpenSpans;
-  std::deque<SpanTy> PendingSpans; // launch order
-  std::deque<double> DoneSpanMs;
+  std::deque<SpanTy> Pending; // kernels, launch order
+  std::deque<double> DoneMs, DoneSpanMs;
   /// Copies are timed only from the first kle_kernel_timer_collect_spans.
   std::atomic<bool> SpansWanted{false};
 
-  /// Recycles \p S's events but those of its last \p Keep pairs (a span's
-  /// last pair is its kernel's, recycled with the kernel).
-  void recycle(const SpanTy &S, size_t Keep = 1) {
-    for (size_t I = 0; I + Keep < S.Pairs.size(); ++I)
-      for (CUevent E : {S.Pairs[I].first, S.Pairs[I].second})
-        Free[S.Ctx].push_back(E);
+  void recycle(const SpanTy &S) {
+    for (const auto &[B, E] : S.Pairs)
+      Free[S.Ctx].insert(Free[S.Ctx].end(), {B, E});
   }
 
-  /// Moves the finished entries of \p Q (in order) to \p Done; never waits.
-  void harvest(std::deque<SpanTy> &Q, std::deque<double> &Done, bool Spans) {
-    while (!Q.empty()) {
-      SpanTy &S = Q.front();
+  /// Moves the finished kernels' times (in order) to DoneMs and their spans'
+  /// to DoneSpanMs; never waits. A time that cannot be read is lost.
+  void harvest() {
+    while (!Pending.empty()) {
+      SpanTy &S = Pending.front();
       CUresult R = cuEventQuery(S.Pairs.back().second);
       if (R == CUDA_ERROR_NOT_READY)
         return;
       double Sum = 0;
-      bool Ok = Spans || R == CUDA_SUCCESS;
+      float Ms = 0;
+      bool Ok = true, Last = false; // all pairs read; the kernel's read
       for (auto &[B, E] : S.Pairs) {
-        float Ms = 0;
-        Ok = Ok && (!Spans || cuEventSynchronize(E) == CUDA_SUCCESS) &&
-             cuEventElapsedTime(&Ms, B, E) == CUDA_SUCCESS;
+        Last = cuEventSynchronize(E) == CUDA_SUCCESS &&
+               cuEventElapsedTime(&Ms, B, E) == CUDA_SUCCESS;
+        Ok = Ok && Last;
         Sum += Ms;
       }
-      if (Ok) // else the time is lost
-        Done.push_back(Sum);
-      recycle(S, Spans ? 1 : 0);
-      Q.pop_front();
+      if (R == CUDA_SUCCESS && Last)
+        DoneMs.push_back(Ms);
+      if (S.Span && Ok)
+        DoneSpanMs.push_back(Sum);
+      recycle(S);
+      Pending.pop_front();
     }
-  }
-  void harvestAll() { // spans first: harvest() recycles the kernels' events
-    harvest(PendingSpans, DoneSpanMs, /*Spans=*/true);
-    harvest(Pending, DoneMs, /*Spans=*/false);
   }
 
   /// A free event of \p Ctx, else a new one (nullptr if that fails).
@@ -179,21 +176,17 @@ cuLaunchKernel(CUfunction F, unsigned GX, unsigned GY, unsigned GZ,
     }
   }
   std::lock_guard<std::mutex> L(T.M);
-  auto Open = T.OpenSpans.find(Stream);
-  SpanTy S = Open != T.OpenSpans.end() ? std::move(Open->second) : SpanTy{};
-  if (Open != T.OpenSpans.end())
+  SpanTy S{Ctx, {}, Timed && T.SpansWanted.load(std::memory_order_relaxed)};
+  if (auto Open = T.OpenSpans.find(Stream); Open != T.OpenSpans.end()) {
+    std::swap(S.Pairs, Open->second.Pairs);
     T.OpenSpans.erase(Open);
-  if (Timed && T.SpansWanted.load(std::memory_order_relaxed)) {
-    // The span's last pair is the kernel's own (harvestAll: spans first).
-    S.Ctx = Ctx;
-    S.Pairs.push_back({Start, End});
-    T.PendingSpans.push_back(std::move(S));
-  } else if (!S.Pairs.empty()) {
-    T.recycle(S);
   }
+  if (!S.Span) // no span: its copies' events are free again
+    T.recycle(std::exchange(S, SpanTy{Ctx}));
   if (Timed) {
-    T.Pending.push_back({Ctx, {{Start, End}}});
-    T.harvestAll();
+    S.Pairs.push_back({Start, End});
+    T.Pending.push_back(std::move(S));
+    T.harvest();
   } else {
     for (CUevent E : {Start, End})
       if (E)
@@ -230,14 +223,10 @@ cuMemcpyHtoDAsync(CUdeviceptr Dst, const void *Src, size_t Bytes,
       Timed && R == CUDA_SUCCESS && cuEventRecord(E, Stream) == CUDA_SUCCESS;
   if (E) {
     std::lock_guard<std::mutex> L(T.M);
-    if (Timed) {
-      SpanTy &S = T.OpenSpans[Stream];
-      S.Ctx = Ctx;
-      S.Pairs.push_back({B, E});
-    } else {
-      T.Free[Ctx].push_back(B);
-      T.Free[Ctx].push_back(E);
-    }
+    if (Timed)
+      T.OpenSpans[Stream].Pairs.push_back({B, E});
+    else
+      T.Free[Ctx].insert(T.Free[Ctx].end(), {B, E});
   }
   return R;
 }
@@ -251,14 +240,14 @@ size_t collect(double *Ms, size_t Max, int Wait, bool Spans) {
     std::vector<CUevent> Ends;
     {
       std::lock_guard<std::mutex> L(T.M);
-      for (const SpanTy &S : Spans ? T.PendingSpans : T.Pending)
+      for (const SpanTy &S : T.Pending)
         Ends.push_back(S.Pairs.back().second);
     }
     for (CUevent E : Ends)
       cuEventSynchronize(E);
   }
   std::lock_guard<std::mutex> L(T.M);
-  T.harvestAll();
+  T.harvest();
   std::deque<double> &Done = Spans ? T.DoneSpanMs : T.DoneMs;
   size_t N = 0;
   for (; N < Max && !Done.empty(); Done.pop_front())

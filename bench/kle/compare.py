@@ -152,8 +152,7 @@ def interleaved(a, env, num, uid, driver, host_only, timer_dir):
     print("%d cycles after %d warm-up cycles; order %s %s ...; differences are medians of "
           "paired differences per cycle, 95%% CI from a block bootstrap over consecutive "
           "cycles" % (a.cycles, a.warmup, order, order[::-1]))
-    # x floor: the median per-cycle ratio to the floor with its CI; cpu/wall:
-    # 1 = one core busy.
+    # x floor: the median per-cycle ratio to the floor with its CI; cpu/wall 1: one core busy.
     row = "%-34s %-14s %6s %10s %10s %10s %-22s %8s %8s"
     print("\n" + row % ("benchmark", "transport", "n", "median(us)", "p90(us)", "p99(us)",
                         "x floor [95% CI]", "cpu(us)", "cpu/wall"))
@@ -162,8 +161,7 @@ def interleaved(a, env, num, uid, driver, host_only, timer_dir):
         for u in units:
             d = rep["dist"][u]
             xf = d.get("x_floor")
-            print(row % (name, u, d["n"], "%.2f" % d["median_us"], "%.2f" % d["p90_us"],
-                         "%.2f" % d["p99_us"],
+            print(row % (name, u, d["n"], opt(d, "median_us"), opt(d, "p90_us"), opt(d, "p99_us"),
                          ci(*xf) if xf else ("1 (floor)" if u == "floor" else "-"),
                          opt(d, "cpu_us"), opt(d, "cpu_per_wall")))
 
@@ -186,21 +184,17 @@ def interleaved(a, env, num, uid, driver, host_only, timer_dir):
                     "one_time_path_ns": rep["one_time_path_ns"][u]}
             cells = [ci(m, lo, hi, "%.0f"), "%.0f" % cost["one_time_path_ns"]]
             for key, label in (("span_us", "device_span"), ("kernel_us", "kernel_only")):
-                if key not in tb:
-                    cells.append("-")
-                    continue
-                p = stats.paired(tb[key][:, i] - tb[key][:, units.index(base_u)], base_u)
-                data["paired"].append(dict(p, benchmark=name, measure=label, transport=u))
-                cost[label + "_minus_baseline_us"] = stats.median_ci(p)
-                cells.append(ci(*stats.median_ci(p)))
-            p = pairs.get((u, copy_u))
-            cost["verdict"] = "-"
-            if p and u != copy_u:
+                p = stats.paired(tb[key][:, i] - tb[key][:, units.index(base_u)], base_u) \
+                    if key in tb else None
+                if p:
+                    data["paired"].append(dict(p, benchmark=name, measure=label, transport=u))
+                    cost[label + "_minus_baseline_us"] = stats.median_ci(p)
+                cells.append(ci(*stats.median_ci(p)) if p else "-")
+            p = pairs.get((u, copy_u))  # None for copy itself
+            if p:
                 cost["end_to_end_minus_copy_us"] = stats.median_ci(p)
-                cells.append(ci(*stats.median_ci(p)))
-                cost["verdict"] = p["verdict"]
-            else:
-                cells.append("-" if u != copy_u else "(reference)")
+            cells.append(ci(*stats.median_ci(p)) if p else "(reference)" if u == copy_u else "-")
+            cost["verdict"] = p["verdict"] if p else "-"
             data["kle_cost"].append(cost)
             print(row % tuple([name, u] + cells + [cost["verdict"]]))
     print("\npaired end-to-end differences (transport - reference, us)")

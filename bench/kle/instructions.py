@@ -1,12 +1,9 @@
 """klebench.py instructions: host instructions per launch of each KLE transport
 under callgrind on the CUDA driver stand-in, (Ir(N2) - Ir(N1)) / (N2 - N1),
-median of --repeat pairs of runs; and the callgrind reading that launch-cost
-shares (callgrind, per_unit). Rows: the whole process; the KLE path (calls
-into KLE code, KLE_FN, plus synchronize's and queryAsync's dataDelete of what
-KLE code allocated) with and without its driver calls and device allocations
-(the target: zerocopy's and resident's at most a quarter of copy's); then by
-component and calls per launch. The stand-in's driver calls are its CPU
-emulation, not the real driver's cost.
+median of --repeat pairs of runs, for the whole process and the KLE path
+(KLE_FN, plus synchronize's and queryAsync's dataDelete of what KLE code
+allocated) with and without its driver calls and device allocations; by
+component; calls per launch. Also the callgrind reading launch-cost shares.
 """
 import argparse
 import collections
