@@ -4,7 +4,9 @@
 // std::stoi: "99999999999999999999", "4294967295" (all bits, unsigned) and
 // "abc" ended the program with an uncaught std::out_of_range or
 // std::invalid_argument (status 134) before the region, and "12abc" was
-// read as 12. LIBOMPTARGET_DEBUG with such values was and is harmless.
+// read as 12. Blanks around the number and a leading '+' are allowed, as
+// std::stoi allowed them and as the runtime's other integer variables do.
+// LIBOMPTARGET_DEBUG with such values was and is harmless.
 // RUN: %clang-host %s -o %t
 // RUN: env LIBOMPTARGET_INFO=99999999999999999999 %run %t 2>&1 | %fc=BAD -DV=99999999999999999999
 // RUN: env LIBOMPTARGET_INFO=abc %run %t 2>&1 | %fc=BAD -DV=abc
@@ -15,6 +17,7 @@
 // BAD: X=2
 // RUN: env LIBOMPTARGET_INFO=4294967295 %run %t 2>&1 | %fc=ALL
 // RUN: env LIBOMPTARGET_INFO=-1 %run %t 2>&1 | %fc=ALL
+// RUN: env LIBOMPTARGET_INFO=" +4294967295 " %run %t 2>&1 | %fc=ALL
 // ALL-NOT: warning
 // ALL: omptarget device 0 info:
 // ALL: X=2

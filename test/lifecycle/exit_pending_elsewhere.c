@@ -4,7 +4,13 @@
 //   if0       the exiting thread's implicit task created them, and exit() is
 //             called from an undeferred child task (task if(0));
 //   deferred  the initial task created them in serial code, and exit() is
-//             called from a deferred task inside a later parallel region.
+//             called from a deferred task inside a later parallel region;
+//   fallback  the initial task created them, and exit() is called from the
+//             host fallback of a deferred target task (target nowait if(0)),
+//             on a hidden helper thread. libomp's exit then waited for the
+//             hidden helper team to end, the exiting thread among it: a hang
+//             in stock 22.1.8 as in the fork before patch 0004 skipped that
+//             wait for a hidden helper thread (2026-12-07).
 // Patch 0004's taskwait covers only the calling task's children; it now also
 // waits for libomp's process-wide count of unfinished hidden helper tasks
 // (__kmpc_unfinished_hidden_helper_tasks). Before that (found by a new-user
@@ -26,11 +32,13 @@
 // RUN: %cuda{ %cuda %as-zerocopy %{slow} %t.cuda other | %fcs=CHECK,CUDA %}
 // RUN: %cuda{ %cuda %as-resident %{slow} %t.cuda if0 | %fcs=CHECK,CUDA %}
 // RUN: %cuda{ %cuda %as-copy %{slow} %t.cuda deferred | %fcs=CHECK,CUDA %}
+// RUN: %cuda{ %cuda %as-resident %{slow} %t.cuda fallback | %fcs=CHECK,CUDA %}
 // RUN: %cuda{ %cuda %as-zerocopy KLE_STANDIN_DELAY_US=1000000:2000000 %t.cuda other | %fcs=CHECK,CUDA %}
 // RUN: %hsa{ %clang-gfx90a %s -o %t.hsa %}
 // RUN: %hsa{ %hsa %as-zerocopy %{slow} %t.hsa other | %fcs=CHECK,HSA %}
 // RUN: %hsa{ %hsa %as-resident %{slow} %t.hsa if0 | %fcs=CHECK,HSA %}
 // RUN: %hsa{ %hsa %as-copy %{slow} %t.hsa deferred | %fcs=CHECK,HSA %}
+// RUN: %hsa{ %hsa %as-zerocopy %{slow} %t.hsa fallback | %fcs=CHECK,HSA %}
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +90,11 @@ int main(int argc, char **argv) {
 #pragma omp single
 #pragma omp task
     bye();
+  } else if (!strcmp(shape, "fallback")) {
+    issue();
+#pragma omp target nowait if (0)
+    bye();
+#pragma omp taskwait
   }
   printf("unreachable\n");
   return 1;
