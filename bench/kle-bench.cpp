@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kle-floor.h"
+#include "kle-host.h"
 #include "kle-regions.h"
 
 #include <benchmark/benchmark.h>

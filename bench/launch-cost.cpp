@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kle-floor.h"
+#include "kle-host.h"
 #include "kle-regions.h"
 
 #include <chrono>
