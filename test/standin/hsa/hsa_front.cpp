@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 
 namespace {
 
@@ -95,6 +96,12 @@ const Config &conf() {
     uint64_t W;
     if (standin::envNumber("WATCHDOG_S", 1, 86400, W, "1..86400 seconds"))
       g().WatchdogS = W;
+    if (const char *E = standin::frontEnv("COPY_START")) {
+      if (!strcmp(E, "observed"))
+        g().CopyStartObserved = true;
+      else if (strcmp(E, "enqueue"))
+        standin::badFrontEnv("COPY_START", E, "enqueue or observed");
+    }
     static const char *Known[] = {"ignore-barriers", "ignore-copy-deps", "early-completion",
                                   "scribble-kle", "dirty-counters", "scribble-staging",
                                   "bad-packet", "scribble-kernarg", "flip-host-flag"};

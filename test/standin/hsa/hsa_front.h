@@ -84,6 +84,9 @@ struct Signal {
   struct Queue *DoorbellOf = nullptr; ///< non-null: a queue's doorbell
   uint64_t HostEpoch = 0;             ///< last host-side store/subtract
   bool Inherited = false;             ///< live at a fork, in the child
+  /// COPY_START=observed: a queued copy that completes this signal has not
+  /// started its delay (set and cleared under g().Mtx).
+  std::atomic<bool> HoldsCopy{false};
 };
 
 struct Kernel;
@@ -146,6 +149,7 @@ struct Copy {
   std::vector<Signal *> Deps;
   Signal *Done = nullptr;
   uint64_t ReadyNs = 0;
+  bool Held = false; ///< COPY_START=observed: delay not started (ReadyNs ~0)
   standin::contract::SourceWatch SrcSnap;
   uint64_t Epoch0 = 0;
 };
@@ -194,6 +198,9 @@ struct Global {
   std::atomic<uint64_t> HostEpoch{0};
   bool ThreadsStarted = false;
   uint64_t WatchdogS = 60;
+  /// COPY_START=observed: a copy's delay starts when its completion signal
+  /// is first observed (startHeldCopy), not when it is queued.
+  bool CopyStartObserved = false;
 };
 
 /// The front's state: heap allocated on first use, never destroyed.
@@ -238,6 +245,12 @@ void sigSub(Signal *S, int64_t V);
 hsa_status_t newSignal(int64_t Init, hsa_signal_t *Out);
 /// Whether value \p V satisfies condition \p C against \p X.
 bool condHolds(hsa_signal_condition_t C, int64_t V, int64_t X);
+
+/// COPY_START=observed: starts the delay of the queued copy that completes
+/// \p S, if it has not started; a no-op otherwise.  startHeldCopyLocked
+/// needs g().Mtx held and notifies no waiter.
+void startHeldCopy(Signal *S);
+void startHeldCopyLocked(Signal *S);
 
 /// The DMA engine and async-handler threads (started once, by hsa_init).
 void startThreads();

@@ -36,6 +36,26 @@ static void runCopy(Copy &C) {
   sigSub(C.Done, 1);
 }
 
+void startHeldCopyLocked(Signal *S) {
+  if (!S || !S->HoldsCopy.exchange(false))
+    return;
+  for (auto &C : g().Copies)
+    if (C->Held && C->Done == S) {
+      C->Held = false;
+      C->ReadyNs = nowNs() + randomDelayUs() * 1000;
+    }
+}
+
+void startHeldCopy(Signal *S) {
+  if (!S || !S->HoldsCopy.load())
+    return;
+  {
+    std::lock_guard<std::mutex> G(g().Mtx);
+    startHeldCopyLocked(S);
+  }
+  g().Wake.notify();
+}
+
 void dmaWorker() {
   while (true) {
     std::shared_ptr<Copy> Pick;
@@ -49,6 +69,8 @@ void dmaWorker() {
       std::vector<std::list<std::shared_ptr<Copy>>::iterator> Ready;
       for (auto It = g().Copies.begin(); It != g().Copies.end(); ++It) {
         auto &C = **It;
+        for (Signal *S : C.Deps) // a copy that waits for one observes it
+          startHeldCopyLocked(S);
         bool DepsOk = broken("ignore-copy-deps") ||
                       std::all_of(C.Deps.begin(), C.Deps.end(),
                                   [](Signal *S) { return S->V.load() == 0; });
@@ -372,9 +394,14 @@ EXPORT hsa_status_t hsa_amd_memory_async_copy(void *Dst, hsa_agent_t DstAgent, c
   }
   kleAtCopyEnqueue(*C);
   hbAtCopyEnqueue(*C);
-  C->ReadyNs = nowNs() + randomDelayUs() * 1000;
   {
     std::lock_guard<std::mutex> G(g().Mtx);
+    for (Signal *S : C->Deps)
+      startHeldCopyLocked(S);
+    C->Held = g().CopyStartObserved;
+    C->ReadyNs = C->Held ? ~0ull : nowNs() + randomDelayUs() * 1000;
+    if (C->Held)
+      C->Done->HoldsCopy.store(true);
     C->Op = g().NextOp++;
     kleTrackCopy(*C);
     g().Copies.push_back(C);

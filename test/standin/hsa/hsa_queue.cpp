@@ -108,6 +108,8 @@ static void queueWorker(Queue *Q) {
           else
             Deps.push_back(S);
         }
+      for (auto *S : Deps) // the packet processor observes what it waits for
+        startHeldCopy(S);
       if (!broken("ignore-barriers")) {
         bool Ok = g().Wake.waitUntil([&] {
           if (Q->Work.stopping())

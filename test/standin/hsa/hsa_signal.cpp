@@ -230,6 +230,7 @@ EXPORT hsa_signal_value_t hsa_signal_load_scacquire(hsa_signal_t H) {
   if (!S)
     return 0;
   hsa_signal_value_t V = S->V.load();
+  startHeldCopy(S); // after the load: a held copy is seen pending
   hbHostAcquire(*S);
   return V;
 }
@@ -251,6 +252,7 @@ EXPORT hsa_signal_value_t hsa_signal_wait_scacquire(hsa_signal_t H, hsa_signal_c
   Signal *S = apiSignal(H, "hsa_signal_wait_scacquire");
   if (!S)
     return 0;
+  startHeldCopy(S);
   // The timeout is a hint (ROCr: timestamp ticks); spurious returns are legal
   // and callers loop, so wait at most 10 ms per call.
   g().Wake.waitUntil([&] { return condHolds(Cond, S->V.load(), X); },
@@ -270,6 +272,7 @@ EXPORT hsa_status_t hsa_amd_signal_async_handler(hsa_signal_t H, hsa_signal_cond
     return ST_INVALID_SIGNAL;
   if (!Fn || int(Cond) < 0 || int(Cond) > 3)
     return ST_INVALID_ARGUMENT;
+  startHeldCopy(S);
   {
     std::lock_guard<std::mutex> G(g().Mtx);
     g().Handlers.push_back(Handler{S, Cond, V, Fn, Arg});

@@ -4,11 +4,9 @@
 divided by N2 - N1. Prints "per-region <entry>=<calls>" for every entry whose
 count changed, sorted by name, then "per-region total=<calls>". A difference
 that is not a whole multiple of N2 - N1 prints as a fraction (a=b/c), so a
-call that is not made once per region in steady state shows. With
---within ENTRY=LO:HI (repeatable), that entry prints as "ENTRY=LO..HI" when
-its count per region lies in [LO, HI], else as its value.
+call that is not made once per region in steady state shows.
 
-Usage: per-region-calls.py [--within ENTRY=LO:HI ...] STATS1 N1 STATS2 N2
+Usage: per-region-calls.py STATS1 N1 STATS2 N2
 """
 import sys
 from fractions import Fraction
@@ -25,15 +23,9 @@ def read(path):
 
 
 def main():
-    args, within = sys.argv[1:], {}
-    while len(args) > 1 and args[0] == "--within":
-        name, _, rng = args[1].partition("=")
-        lo, _, hi = rng.partition(":")
-        within[name] = (Fraction(lo), Fraction(hi), lo, hi)
-        args = args[2:]
+    args = sys.argv[1:]
     if len(args) != 4:
-        sys.exit("usage: per-region-calls.py [--within ENTRY=LO:HI ...] "
-                 "STATS1 N1 STATS2 N2")
+        sys.exit("usage: per-region-calls.py STATS1 N1 STATS2 N2")
     a, n1, b, n2 = read(args[0]), int(args[1]), read(args[2]), int(args[3])
     if n2 <= n1:
         sys.exit("per-region-calls.py: want N2 > N1")
@@ -42,9 +34,7 @@ def main():
         d = Fraction(b.get(name, 0) - a.get(name, 0), n2 - n1)
         if d:
             total += d
-            lo, hi, los, his = within.get(name, (None, None, "", ""))
-            shown = "%s..%s" % (los, his) if lo is not None and lo <= d <= hi else d
-            print("per-region %s=%s" % (name, shown))
+            print("per-region %s=%s" % (name, d))
     print("per-region total=%s" % total)
 
 
