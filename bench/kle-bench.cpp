@@ -76,24 +76,7 @@ std::vector<std::string> splitList(const char *Opt, const char *Noun,
 
 /// The device KLE_BENCH_DEVICE names, else the default device.
 int benchDevice() {
-  static const int Device = [] {
-    const char *Env = std::getenv("KLE_BENCH_DEVICE");
-    if (!Env || !*Env)
-      return omp_get_default_device();
-    const int N = omp_get_num_devices();
-    for (int D = 0; !std::strcmp(Env, "gpu") && D < N; ++D)
-      if (const char *Uid = omp_get_uid_from_device(D))
-        if (std::strncmp(Uid, "x86_64", 6))
-          return D;
-    if (!std::strcmp(Env, "gpu"))
-      fail("KLE_BENCH_DEVICE=gpu: no offload device other than the host's "
-           "(see --list-devices)");
-    if (std::optional<long> D = kle::parseCount(Env, 0, N - 1))
-      return static_cast<int>(*D);
-    fail("KLE_BENCH_DEVICE=\"%s\" is not an offload device number (0 to %d; "
-         "see --list-devices)",
-         Env, N - 1);
-  }();
+  static const int Device = kle::deviceFromEnv("kle-bench", "--list-devices");
   return Device;
 }
 

@@ -5,7 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Argument parsing, the device list, process CPU time and CUDA ordinals.
+// Argument parsing, the device list and choice, process CPU time and CUDA
+// ordinals.
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,6 +47,35 @@ inline uint64_t processCpuNs() {
   getrusage(RUSAGE_SELF, &U);
   return (uint64_t(U.ru_utime.tv_sec) + U.ru_stime.tv_sec) * 1000000000ull +
          (uint64_t(U.ru_utime.tv_usec) + U.ru_stime.tv_usec) * 1000ull;
+}
+
+/// The device KLE_BENCH_DEVICE names (a number from 0 to
+/// omp_get_num_devices() - 1, or "gpu": the first device that is not the host
+/// plugin's), else the default device.  Otherwise prints "<Tool>: error: ..."
+/// naming \p ListHow (how the tool lists devices) and exits with status 2.
+inline int deviceFromEnv(const char *Tool, const char *ListHow) {
+  const char *Env = std::getenv("KLE_BENCH_DEVICE");
+  if (!Env || !*Env)
+    return omp_get_default_device();
+  const int N = omp_get_num_devices();
+  if (!std::strcmp(Env, "gpu")) {
+    for (int D = 0; D < N; ++D)
+      if (const char *Uid = omp_get_uid_from_device(D))
+        if (std::strncmp(Uid, "x86_64", 6))
+          return D;
+    std::fprintf(stderr,
+                 "%s: error: KLE_BENCH_DEVICE=gpu: no offload device "
+                 "other than the host's (see %s)\n",
+                 Tool, ListHow);
+    std::exit(2);
+  }
+  if (std::optional<long> D = parseCount(Env, 0, N - 1))
+    return static_cast<int>(*D);
+  std::fprintf(stderr,
+               "%s: error: KLE_BENCH_DEVICE=\"%s\" is not an offload "
+               "device number (0 to %d; see %s)\n",
+               Tool, Env, N - 1, ListHow);
+  std::exit(2);
 }
 
 /// The CUDA driver's ordinal of OpenMP device \p Dev (the CUDA devices before

@@ -67,17 +67,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   const long N = *NArg, Samples = *SamplesArg;
-  int Dev = omp_get_default_device();
-  if (const char *D = std::getenv("KLE_BENCH_DEVICE")) {
-    std::optional<long> V = kle::parseCount(D, 0, omp_get_num_devices());
-    if (!V) {
-      std::fprintf(stderr, "launch-cost: error: KLE_BENCH_DEVICE=%s is not a "
-                           "device number from 0 to %d\n",
-                   D, omp_get_num_devices());
-      return 2;
-    }
-    Dev = static_cast<int>(*V);
-  }
+  const int Dev = kle::deviceFromEnv("launch-cost", "launch-cost devices");
   // One region of the kind (the baseline's for the floor alone).
   auto *const Region = Kind[0] == 'r' ? kle::reductionRegion<LoopTrip>
                                       : kle::baselineRegion<LoopTrip>;
