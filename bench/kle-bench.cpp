@@ -115,14 +115,11 @@ double drainTimer(CollectFnTy Collect, size_t *Count = nullptr) {
 double smGHz() {
   static const double GHz = [] {
     const char *Env = std::getenv("KLE_BENCH_SM_GHZ");
-    if (!Env || !*Env)
-      return 1.98;
-    char *End;
-    double V = std::strtod(Env, &End);
-    if (*End || !(V > 0 && V <= 10))
+    char *End = nullptr;
+    const double V = Env && *Env ? std::strtod(Env, &End) : 1.98;
+    if (End && (*End || !(V > 0 && V <= 10)))
       fail("KLE_BENCH_SM_GHZ=\"%s\" is not an SM clock in GHz (for example "
-           "1.98)",
-           Env);
+           "1.98)", Env);
     return V;
   }();
   return GHz;
