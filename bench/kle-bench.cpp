@@ -25,23 +25,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <cstdarg>
 #include <memory>
-#include <type_traits>
 #include <vector>
 
 namespace {
 
-/// One line "kle-bench: error: ..." on stderr, then exit status 2.
-[[noreturn, gnu::format(printf, 1, 2)]] void fail(const char *Fmt, ...) {
-  va_list Ap;
-  va_start(Ap, Fmt);
-  std::fputs("kle-bench: error: ", stderr);
-  std::vfprintf(stderr, Fmt, Ap);
-  std::fputc('\n', stderr);
-  va_end(Ap);
-  std::exit(2);
-}
+using kle::fail;
 
 /// kle::parseCount(), else exits: "<Opt> wants a number<Of> from Min to Max".
 long count(const char *Opt, const char *V, long Min, long Max,
@@ -76,7 +65,7 @@ std::vector<std::string> splitList(const char *Opt, const char *Noun,
 
 /// The device KLE_BENCH_DEVICE names, else the default device.
 int benchDevice() {
-  static const int Device = kle::deviceFromEnv("kle-bench", "--list-devices");
+  static const int Device = kle::deviceFromEnv("--list-devices");
   return Device;
 }
 
@@ -99,13 +88,18 @@ void PipelinedReduction(benchmark::State &State) {
   State.SetItemsProcessed(State.iterations() * N);
 }
 
+/// The symbol \p Name in the process, else nullptr.
+template <typename FnTy> FnTy symbol(const char *Name) {
+  return reinterpret_cast<FnTy>(dlsym(RTLD_DEFAULT, Name));
+}
+
 /// bench/kernel-timer's collector \p Name, if the plugin loaded its libcuda.so.
 using CollectFnTy = size_t (*)(double *Ms, size_t Max, int Wait);
 CollectFnTy timerFn(const char *Name) {
-  void *F = dlsym(RTLD_DEFAULT, Name);
-  if (void *H = F ? nullptr : dlopen("libcuda.so", RTLD_LAZY | RTLD_NOLOAD))
-    F = dlsym(H, Name);
-  return reinterpret_cast<CollectFnTy>(F);
+  if (CollectFnTy F = symbol<CollectFnTy>(Name))
+    return F;
+  void *H = dlopen("libcuda.so", RTLD_LAZY | RTLD_NOLOAD);
+  return H ? reinterpret_cast<CollectFnTy>(dlsym(H, Name)) : nullptr;
 }
 
 /// Waits for and sums (ms) every time \p Collect holds; \p Count: how many.
@@ -121,14 +115,11 @@ double drainTimer(CollectFnTy Collect, size_t *Count = nullptr) {
 double smGHz() {
   static const double GHz = [] {
     const char *Env = std::getenv("KLE_BENCH_SM_GHZ");
-    if (!Env || !*Env)
-      return 1.98;
-    char *End;
-    double V = std::strtod(Env, &End);
-    if (*End || !(V > 0 && V <= 10))
+    char *End = nullptr;
+    const double V = Env && *Env ? std::strtod(Env, &End) : 1.98;
+    if (End && (*End || !(V > 0 && V <= 10)))
       fail("KLE_BENCH_SM_GHZ=\"%s\" is not an SM clock in GHz (for example "
-           "1.98)",
-           Env);
+           "1.98)", Env);
     return V;
   }();
   return GHz;
@@ -176,25 +167,12 @@ void timeKernels(benchmark::State &State, CollectFnTy Collect, bool Work) {
 
 /// The benchmark-only hooks (KLEBenchSwitch.h); SetWait may be absent.
 struct BenchHooksTy {
-  int (*SetTransport)(const char *, char *, size_t);
-  uint64_t (*PathNs)();
-  int (*SetWait)(long long);
+  using SetTransportFnTy = int (*)(const char *, char *, size_t);
+  SetTransportFnTy SetTransport =
+      symbol<SetTransportFnTy>("__kle_bench_set_transport");
+  uint64_t (*PathNs)() = symbol<uint64_t (*)()>("__kle_bench_kle_path_ns");
+  int (*SetWait)(long long) = symbol<int (*)(long long)>("__kle_bench_set_wait");
 };
-BenchHooksTy benchHooks() {
-  BenchHooksTy H;
-  auto Get = [](auto &Fn, const char *Name) {
-    Fn = reinterpret_cast<std::remove_reference_t<decltype(Fn)>>(
-        dlsym(RTLD_DEFAULT, Name));
-  };
-  Get(H.SetTransport, "__kle_bench_set_transport");
-  Get(H.PathNs, "__kle_bench_kle_path_ns");
-  Get(H.SetWait, "__kle_bench_set_wait");
-  if (!H.SetTransport || !H.PathNs)
-    fail("this libomptarget has no KLE transport switch "
-         "(__kle_bench_set_transport): --interleave needs kle-offload's "
-         "runtime");
-  return H;
-}
 
 /// Sets the CUDA plugin's busy-wait bound (us; -1: the default).
 void switchWait(const BenchHooksTy &H, long long Us) {
@@ -225,7 +203,11 @@ struct UnitTy {
 int interleave(const std::vector<std::string> &Transports,
                const std::vector<long> &Teams, long Cycles, long Warmup,
                long Batch, std::vector<std::string> WaitList, bool WithFloor) {
-  const BenchHooksTy H = benchHooks();
+  const BenchHooksTy H;
+  if (!H.SetTransport || !H.PathNs)
+    fail("this libomptarget has no KLE transport switch "
+         "(__kle_bench_set_transport): --interleave needs kle-offload's "
+         "runtime");
   const int Dev = benchDevice();
   if (!WaitList.empty() && !H.SetWait) {
     std::fprintf(stderr, "kle-bench: note: this libomptarget has no wait "
@@ -240,16 +222,14 @@ int interleave(const std::vector<std::string> &Transports,
   baselineLaunch(Dev, 1);
   std::unique_ptr<kle::FloorTy> Floor;
   std::string Err;
-  if (WithFloor) {
-    const int Ordinal = kle::cudaOrdinal(Dev);
+  if (WithFloor && kle::cudaOrdinal(Dev) < 0) {
     const char *Uid = omp_get_uid_from_device(Dev);
-    if (Ordinal < 0)
-      fail("the floor (--floor) cannot run: device %d (%s) is not a CUDA "
-           "device",
-           Dev, Uid ? Uid : "?");
-    if (!(Floor = kle::FloorTy::open(Ordinal, LoopTrip, Err)))
-      fail("the floor (--floor) cannot be opened: %s", Err.c_str());
+    fail("the floor (--floor) cannot run: device %d (%s) is not a CUDA device",
+         Dev, Uid ? Uid : "?");
   }
+  if (WithFloor &&
+      !(Floor = kle::FloorTy::open(kle::cudaOrdinal(Dev), LoopTrip, Err)))
+    fail("the floor (--floor) cannot be opened: %s", Err.c_str());
   std::vector<UnitTy> Units;
   for (size_t I = 0; I <= Transports.size(); ++I) {
     const std::string Tr = I < Transports.size() ? Transports[I] : "";

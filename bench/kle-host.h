@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Argument parsing, the device list and choice, process CPU time and CUDA
-// ordinals.
+// Errors, argument parsing, the device list and choice, process CPU time and
+// CUDA ordinals.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +16,7 @@
 #include <omp.h>
 #include <sys/resource.h>
 
+#include <cstdarg>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +24,20 @@
 #include <optional>
 
 namespace kle {
+
+/// The program's name in messages.
+inline const char *Tool = "kle-bench";
+
+/// One line "<Tool>: error: ..." on stderr, then exit status 2.
+[[noreturn, gnu::format(printf, 1, 2)]] inline void fail(const char *Fmt, ...) {
+  va_list Ap;
+  va_start(Ap, Fmt);
+  std::fprintf(stderr, "%s: error: ", Tool);
+  std::vfprintf(stderr, Fmt, Ap);
+  std::fputc('\n', stderr);
+  va_end(Ap);
+  std::exit(2);
+}
 
 /// \p S as a decimal integer in [Min, Max]: digits only, else std::nullopt.
 inline std::optional<long> parseCount(const char *S, long Min, long Max) {
@@ -51,9 +66,9 @@ inline uint64_t processCpuNs() {
 
 /// The device KLE_BENCH_DEVICE names (a number from 0 to
 /// omp_get_num_devices() - 1, or "gpu": the first device that is not the host
-/// plugin's), else the default device.  Otherwise prints "<Tool>: error: ..."
-/// naming \p ListHow (how the tool lists devices) and exits with status 2.
-inline int deviceFromEnv(const char *Tool, const char *ListHow) {
+/// plugin's), else the default device; else fail() naming \p ListHow (how the
+/// tool lists devices).
+inline int deviceFromEnv(const char *ListHow) {
   const char *Env = std::getenv("KLE_BENCH_DEVICE");
   if (!Env || !*Env)
     return omp_get_default_device();
@@ -63,19 +78,13 @@ inline int deviceFromEnv(const char *Tool, const char *ListHow) {
       if (const char *Uid = omp_get_uid_from_device(D))
         if (std::strncmp(Uid, "x86_64", 6))
           return D;
-    std::fprintf(stderr,
-                 "%s: error: KLE_BENCH_DEVICE=gpu: no offload device "
-                 "other than the host's (see %s)\n",
-                 Tool, ListHow);
-    std::exit(2);
+    fail("KLE_BENCH_DEVICE=gpu: no offload device other than the host's (see "
+         "%s)", ListHow);
   }
   if (std::optional<long> D = parseCount(Env, 0, N - 1))
     return static_cast<int>(*D);
-  std::fprintf(stderr,
-               "%s: error: KLE_BENCH_DEVICE=\"%s\" is not an offload "
-               "device number (0 to %d; see %s)\n",
-               Tool, Env, N - 1, ListHow);
-  std::exit(2);
+  fail("KLE_BENCH_DEVICE=\"%s\" is not an offload device number (0 to %d; see "
+       "%s)", Env, N - 1, ListHow);
 }
 
 /// The CUDA driver's ordinal of OpenMP device \p Dev (the CUDA devices before

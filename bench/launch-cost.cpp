@@ -30,6 +30,7 @@ constexpr int LoopTrip = 64;
 constexpr long MaxCount = 999999999;
 
 int main(int argc, char **argv) {
+  kle::Tool = "launch-cost";
   if (argc == 2 && !std::strcmp(argv[1], "devices")) {
     kle::printDevices("(none)");
     return 0;
@@ -67,7 +68,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   const long N = *NArg, Samples = *SamplesArg;
-  const int Dev = kle::deviceFromEnv("launch-cost", "launch-cost devices");
+  const int Dev = kle::deviceFromEnv("launch-cost devices");
   // One region of the kind (the baseline's for the floor alone).
   auto *const Region = Kind[0] == 'r' ? kle::reductionRegion<LoopTrip>
                                       : kle::baselineRegion<LoopTrip>;
@@ -88,10 +89,7 @@ int main(int argc, char **argv) {
   long Sum = Run(1); // start-up: device and image initialisation
   std::unique_ptr<kle::FloorTy> Floor;
   std::string Err;
-  auto FloorFailed = [&] {
-    std::fprintf(stderr, "launch-cost: error: the floor: %s\n", Err.c_str());
-    std::exit(2);
-  };
+  auto FloorFailed = [&] { kle::fail("the floor: %s", Err.c_str()); };
   if (WithFloor) {
     int Ordinal = kle::cudaOrdinal(Dev);
     if (Ordinal < 0)

@@ -195,7 +195,7 @@ build() {
       --offload-arch="$arch" -O2 "$t" -o "$bundle.tmp/bin/gpu-tests/$(basename "$t" .c)" -ldl \
       || kle_die "compiling $t for $arch failed"
   done
-  python3 "$KLE_ROOT/bench/gpu/gpu-tests.py" plan "$bundle.tmp" "$KLE_ROOT"/test/gpu/*.c >/dev/null
+  python3 "$KLE_ROOT/test/utils/gpu-tests.py" plan "$bundle.tmp" "$KLE_ROOT"/test/gpu/*.c >/dev/null
   strip --strip-unneeded "$bundle.tmp/bin/kle-bench" "$bundle.tmp"/bin/gpu-tests/* 2>/dev/null || true
 
   # Copy in whatever else the binaries need, until only base libraries are left.
@@ -227,7 +227,7 @@ verify() {
   local r=${1:-}
   [ -n "$r" ] && [ -f "$r/gpu-tests.txt" ] || kle_die "usage: bench/gpu/gpu-bundle.sh verify RESULTS_DIR (with the gpu-tests.txt run-gpu.sh wrote)"
   [ -f "$bundle/gpu-tests.plan" ] || kle_die "no $bundle/gpu-tests.plan: verify with the bundle that produced the results"
-  python3 "$KLE_ROOT/bench/gpu/gpu-tests.py" verify "$bundle/gpu-tests.plan" "$r/gpu-tests.txt" "$KLE_ROOT/test/gpu"
+  python3 "$KLE_ROOT/test/utils/gpu-tests.py" verify "$bundle/gpu-tests.plan" "$r/gpu-tests.txt" "$KLE_ROOT/test/gpu"
 }
 
 case ${1:-build} in

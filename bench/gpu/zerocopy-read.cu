@@ -194,11 +194,9 @@ int main(int argc, char **argv) {
 
   // chase: a ring of ChaseLen nodes, ChaseStride apart, on host and device.
   for (int Where = 0; Where < 2; ++Where) {
-    char *Base;
+    char *Base = DevChase;
     if (Where == 0)
       CHECK(cudaHostGetDevicePointer(reinterpret_cast<void **>(&Base), HostChase, 0));
-    else
-      Base = DevChase;
     std::vector<uint64_t> Ring(ChaseBytes / 8);
     for (int I = 0; I < ChaseLen; ++I)
       Ring[I * ChaseStride / 8] = reinterpret_cast<uint64_t>(Base + ((I + 1) % ChaseLen) * ChaseStride);

@@ -127,6 +127,10 @@ def complaint(stderr, limit=400):
     text = " | ".join(shown)
     return text if len(text) <= limit else "..." + text[-limit:]
 
+def need_bench(path):
+    if not os.access(path, os.X_OK):
+        fail("%s is not an executable; build bench/ first (README, Benchmarks)" % path)
+
 def check_out(path, prog, example=None):
     """The absolute path, checked writable before any work: directory path
     (created), or with example (a file name for messages) file path."""

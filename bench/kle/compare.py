@@ -356,8 +356,7 @@ def main(argv):
     a.cycles = a.cycles if a.cycles is not None else 200 if a.quick else 1000
     a.batch = a.batch if a.batch is not None else 16 if a.quick else 64
     check_options(a)
-    if not os.access(a.bench, os.X_OK):
-        die("%s is not an executable kle-bench; build bench/ first (README, Benchmarks)" % a.bench)
+    common.need_bench(a.bench)
     a.out = common.check_out(a.out, common.PROG)
     for name in ("kle-interleaved.json", "kle-interleaved.csv"):
         if os.path.isdir(os.path.join(a.out, name)):

@@ -1,9 +1,9 @@
 """klebench.py instructions: host instructions per launch of each KLE transport
 under callgrind on the CUDA driver stand-in, (Ir(N2) - Ir(N1)) / (N2 - N1),
-median of --repeat pairs of runs, for the whole process and the KLE path
-(KLE_FN, plus synchronize's and queryAsync's dataDelete of what KLE code
-allocated) with and without its driver calls and device allocations; by
-component; calls per launch. Also the callgrind reading launch-cost shares.
+median of --repeat pairs of runs: the whole process and the KLE path (KLE_FN,
+plus synchronize's and queryAsync's dataDelete of what KLE code allocated)
+with and without its driver calls and device allocations, by component, and
+calls per launch. Also the callgrind reading launch-cost shares.
 """
 import argparse
 import collections
@@ -46,6 +46,14 @@ COUNTED_CALLS = (
     ("cuCtxSetCurrent", r"cuCtxSetCurrent"), ("cuEventRecord", r"cuEventRecord"),
     ("cuStreamWaitEvent", r"cuStreamWaitEvent"))
 
+# The table's rows: (JSON key, label).
+ROWS = (("whole_process", "whole process"),
+        ("kle_path_incl_driver", "KLE path incl. driver calls"),
+        ("kle_path_driver_calls", "  driver calls in KLE path"),
+        ("kle_path_excl_driver", "KLE path excl. driver calls *"),
+        ("allocations", "  device allocations"),
+        ("kle_path_excl_driver_and_allocations", "KLE path excl. driver and allocations"))
+
 def base(fn):  # without a --separate-callers context
     return fn.split("'", 1)[0]
 
@@ -53,7 +61,7 @@ def parse(path):
     """(total Ir, {(object, fn): self Ir}, {(object, callee): calls},
     {fn: object}, {(caller, callee): [calls, inclusive Ir]}) of a callgrind
     file; --separate-callers contexts kept in fn_ob and edges."""
-    names, fn_ob = {}, {}
+    names, fn_ob, total = {}, {}, {}
     self_ir, calls = collections.Counter(), collections.Counter()
     edges = collections.defaultdict(lambda: [0, 0])
 
@@ -65,7 +73,7 @@ def parse(path):
             names[kind, m.group(1)] = m.group(2)
         return names.get((kind, m.group(1)), s)
 
-    ir_col, npos, pending, total = None, 1, 0, {}
+    ir_col, npos, pending = None, 1, 0
     ob = fn = cfn = cob = None
     with open(path, errors="replace") as f:
         for line in f:
@@ -85,18 +93,15 @@ def parse(path):
                     self_ir[ob, base(fn)] += ir
                 continue
             key, _, val = line.partition("=")
-            if key in ("fn", "cfn", "jfn"):
-                v = name("fn", val)
-                if key == "fn":
-                    fn = v
-                    fn_ob.setdefault(fn, ob)
-                elif key == "cfn":
-                    cfn = v
+            if key == "fn":
+                fn = name("fn", val)
+                fn_ob.setdefault(fn, ob)
+            elif key == "cfn":
+                cfn = name("fn", val)
             elif key in ("ob", "cob"):
-                v = name("ob", val)
-                ob, cob = (v, cob) if key == "ob" else (ob, v)
-            elif key in ("fl", "fi", "fe", "cfi", "cfl", "jfi"):
-                name("fl", val)
+                ob, cob = (name("ob", val), cob) if key == "ob" else (ob, name("ob", val))
+            elif key in ("jfn", "fl", "fi", "fe", "cfi", "cfl", "jfi"):
+                name("fn" if key == "jfn" else "fl", val)
             elif key == "calls":
                 pending = int(val.split()[0])
                 calls[cob or ob, base(cfn)] += pending
@@ -125,8 +130,7 @@ def component(fn, ob):
     return "program" if b and "." not in b else "other"
 
 def kle_depth(chain):
-    """The index in a caller chain (innermost first) where the KLE path
-    starts, or None."""
+    """Where in a caller chain (innermost first) the KLE path starts, or None."""
     for i, f in enumerate(chain):
         if KLE_FN.search(f) or (DELETE_FN.search(f) and i + 1 < len(chain)
                                 and SYNC_FN.search(chain[i + 1])):
@@ -211,22 +215,29 @@ def callgrind(a, cmd, env, tag, done, extra=()):
     os.unlink(out)
     return m, r.stderr
 
-METRICS = ["whole_process", "kle_path_incl_driver", "kle_path_driver_calls",
-           "kle_path_excl_driver", "allocations", "kle_path_excl_driver_and_allocations"]
-LABELS = ["whole process", "KLE path incl. driver calls", "  driver calls in KLE path",
-          "KLE path excl. driver calls *", "  device allocations",
-          "KLE path excl. driver and allocations"]
-
-def run_pair(a, env, t, n1, n2):
-    """Per-launch metrics of one pair of runs of transport t."""
+def difference(a, cmd, env, tag, done, extra=(), each=None, progress=None):
+    """(measure() of cmd + [N] under callgrind for N = N1 and N2, their
+    per_unit() per launch or region); each(n, figures, stderr) checks a run,
+    progress names it in a note first. Exits if N2's run took fewer
+    instructions than N1's."""
     rs = []
-    for n in (n1, n2):
-        a.runs_done += 1
-        note("run %d/%d: valgrind kle-bench --launches %d under %s" % (a.runs_done, a.runs, n, t))
-        # KLE_STANDIN_EXPECT: a fallback fails the run.
-        r, err = callgrind(a, [a.bench, "--launches", str(n)],
-                           dict(env, LIBOMPTARGET_KLE_TRANSPORT=t, KLE_STANDIN_EXPECT=t), t,
-                           "launches done", ["--separate-callers%d=cu*" % SEPARATE_CALLERS])
+    for n in (a.n1, a.n2):
+        if progress:
+            a.runs_done += 1
+            note("run %d/%d: valgrind %s %d under %s" % (a.runs_done, a.runs, progress, n, tag))
+        m, err = callgrind(a, cmd + [str(n)], env, tag, done, extra)
+        if each:
+            each(n, m, err)
+        rs.append(m)
+    if rs[1]["total"] < rs[0]["total"]:
+        die("%s: %d %s took fewer instructions than %d (%d < %d): N2 - N1 = %d %s is too "
+            "few for the run-to-run variation; widen --launches (default 50,150)"
+            % (tag, a.n2, a.unit, a.n1, rs[1]["total"], rs[0]["total"], a.n2 - a.n1, a.unit))
+    return rs, per_unit(rs[0], rs[1], float(a.n2 - a.n1))
+
+def run_pair(a, env, t):
+    """Per-launch metrics of one pair of runs of transport t."""
+    def each(n, r, err):
         got = re.findall(r"kle-standin: launches=(\d+) violations=(\d+)", err)
         if not got or got[-1] != (str(n), "0"):
             die("kle-bench --launches %d (%s): the stand-in reported %s, not %d launches "
@@ -236,22 +247,27 @@ def run_pair(a, env, t, n1, n2):
             note("warning: a driver call was found %d callers below KLE code, near the "
                  "--separate-callers depth %d: deeper ones would be missed"
                  % (r["kle_driver_max_depth"], SEPARATE_CALLERS))
-        rs.append(r)
-    d = per_unit(rs[0], rs[1], float(n2 - n1))
+
+    # KLE_STANDIN_EXPECT: a fallback fails the run.
+    rs, d = difference(a, [a.bench, "--launches"],
+                       dict(env, LIBOMPTARGET_KLE_TRANSPORT=t, KLE_STANDIN_EXPECT=t), t,
+                       "launches done", ["--separate-callers%d=cu*" % SEPARATE_CALLERS], each,
+                       "kle-bench --launches")
     alloc = d["kle_data_alloc"][1] + d["kle_data_delete"][1]
     drv = d["kle_driver"]
     pairs = lambda m: {k: {"calls": v[0], "ir": v[1]} for k, v in m.items()}
-    return dict(zip(METRICS, [d["total"], d["kle"], drv, d["kle"] - drv, alloc,
-                              d["kle"] - drv - alloc]),
+    return dict(zip([k for k, _ in ROWS], [d["total"], d["kle"], drv, d["kle"] - drv, alloc,
+                                           d["kle"] - drv - alloc]),
                 kle_entries=pairs(d["kle_entries"]),
                 kle_driver_entry_points=pairs(d["kle_driver_calls"]),
                 components=d["components"], calls=d["calls"],
-                runs={str(n1): rs[0], str(n2): rs[1]})
+                runs={str(a.n1): rs[0], str(a.n2): rs[1]})
 
-def parser(bench, repeat, what):
+def parser(bench, repeat, what, unit):
     """The options of a command that runs `bench` under callgrind, what
-    (runs, regions) per pair of runs."""
+    (runs, regions) per pair of runs, figures per unit."""
     ap = argparse.ArgumentParser(prog=common.PROG, description=__doc__.splitlines()[0])
+    ap.set_defaults(unit=unit)
     ap.add_argument("--bench", default=os.path.join(REPO, "build", "bench", bench))
     ap.add_argument("--standin", default=os.path.join(REPO, "build", "test", "cuda-standin", "lib"),
                     help="CUDA driver stand-in lib dir (holds libcuda.so.1)")
@@ -281,9 +297,35 @@ def find_valgrind(a):
         "valgrind not found (%s); install the Debian package 'valgrind' "
         "(apt-get install valgrind)" % a.valgrind)
 
+def target(results, key="kle_path_excl_driver", limit=0.25):
+    """Prints and returns whether zerocopy and resident meet the target: at
+    most a quarter of copy's Ir per launch on the KLE path excl. driver calls."""
+    judged = [t for t in ("zerocopy", "resident") if t in results]
+    if not judged or "copy" not in results:
+        return None
+    c = results["copy"]
+    res = {"metric": key, "copy": c[key], "limit": limit, "transports": {}}
+    for t in judged:
+        z = results[t]
+        ratio = lambda k: z[k] / c[k] if c[k] > 0 else float("inf")
+        ok = c[key] > 0 and z[key] <= limit * c[key]
+        print("\nKLE path %s/copy: %.2f excluding driver calls (target), %.2f including "
+              "them, %.2f excluding driver calls and allocations" % (
+                  t, ratio(key), ratio("kle_path_incl_driver"),
+                  ratio("kle_path_excl_driver_and_allocations")))
+        print("%s: target %s <= 1/4 copy on the KLE path excl. driver calls: %s "
+              "%.1f Ir/launch, copy %.1f, a quarter of copy %.1f" % (
+                  "PASS" if ok else "MISS", t, t, z[key], c[key], limit * c[key]))
+        res["transports"][t] = {
+            "value": z[key], "ratio": ratio(key),
+            "ratio_incl_driver": ratio("kle_path_incl_driver"),
+            "ratio_transport_only": ratio("kle_path_excl_driver_and_allocations"), "met": ok}
+    res["met"] = all(v["met"] for v in res["transports"].values())
+    return res
+
 def main(argv):
     prog = common.PROG
-    ap = parser("kle-bench", 3, "launch counts")
+    ap = parser("kle-bench", 3, "launch counts", "launches")
     ap.add_argument("--transports", default=",".join(TRANSPORTS),
                     help="comma-separated subset of " + ",".join(TRANSPORTS))
     ap.add_argument("--out", default=os.path.join(REPO, "build", "bench-results",
@@ -291,12 +333,10 @@ def main(argv):
                     help="the JSON file to write (checked before the first run)")
     a = ap.parse_args(argv)
     check(a)
-    n1, n2 = a.n1, a.n2
     transports = common.choose("--transports", a.transports, TRANSPORTS)
     a.out = common.check_out(a.out, prog, "kle-instructions.json")
     find_valgrind(a)
-    if not os.access(a.bench, os.X_OK):
-        die("%s is not an executable kle-bench; build bench/ first (README, Benchmarks)" % a.bench)
+    common.need_bench(a.bench)
     if not os.path.exists(os.path.join(a.standin, "libcuda.so.1")):
         die("no CUDA driver stand-in: no libcuda.so.1 in %s; build test/standin "
             "(test/standin/cuda/README.md) or pass --standin" % a.standin)
@@ -311,18 +351,18 @@ def main(argv):
         die("kle-bench sees no CUDA device through the stand-in in %s" % a.standin)
     num, uid = devs[0]
     env["KLE_BENCH_DEVICE"] = str(num)
-    results = {}
+    results, metrics = {}, [k for k, _ in ROWS]
     a.runs, a.runs_done = 2 * a.repeat * len(transports), 0
     t0 = time.time()
     with tempfile.TemporaryDirectory(prefix="klebench-instructions.") as a.tmp:
         for t in transports:
-            reps = sorted((run_pair(a, env, t, n1, n2) for _ in range(a.repeat)),
+            reps = sorted((run_pair(a, env, t) for _ in range(a.repeat)),
                           key=lambda r: r["kle_path_excl_driver"])
             mid = (len(reps) - 1) // 2
             res = results[t] = {k: v for k, v in reps[mid].items() if k != "runs"}
             res["whole_process"] = sorted(r["whole_process"] for r in reps)[mid]
             res["range"] = {k: [min(r[k] for r in reps), max(r[k] for r in reps)]
-                            for k in METRICS}
+                            for k in metrics}
             res["repetitions"] = reps
     elapsed = time.time() - t0
 
@@ -334,9 +374,9 @@ def main(argv):
     print("device %d (%s); callgrind on kle-bench --launches N (synchronous 1-team "
           "teams reduction);" % (num, uid))
     print("Ir/launch = (Ir(N=%d) - Ir(N=%d)) / %d%s" % (
-        n2, n1, n2 - n1, ", median of %d pairs of runs" % a.repeat if a.repeat > 1 else ""))
+        a.n2, a.n1, a.n2 - a.n1, ", median of %d pairs of runs" % a.repeat if a.repeat > 1 else ""))
     print("%-38s" % "metric" + "".join("%12s" % t for t in transports))
-    table(zip(METRICS, LABELS), "%12.1f")
+    table(ROWS, "%12.1f")
     print("* the target's metric. Driver calls: the stand-in's CPU emulation of the driver, "
           "not the real driver's cost.\nDevice allocations: dataAlloc/dataDelete on the KLE "
           "path (copy: device KLE and reduction buffer per launch; staged: device KLE; "
@@ -346,35 +386,12 @@ def main(argv):
     print("Calls per launch")
     table([(k, "  " + k) for k, _ in COUNTED_CALLS], "%12.2f", "calls")
     print("Stock LLVM 22.1.8 side by side: bench/klebench.py launch-cost instructions.")
-
-    key, limit, target = "kle_path_excl_driver", 0.25, None
-    judged = [t for t in ("zerocopy", "resident") if t in results]
-    if judged and "copy" in results:
-        c = results["copy"]
-        target = {"metric": key, "copy": c[key], "limit": limit, "transports": {}}
-        for t in judged:
-            z = results[t]
-            ratio = lambda k: z[k] / c[k] if c[k] > 0 else float("inf")
-            ok = c[key] > 0 and z[key] <= limit * c[key]
-            print("\nKLE path %s/copy: %.2f excluding driver calls (target), %.2f including "
-                  "them, %.2f excluding driver calls and allocations" % (
-                      t, ratio(key), ratio("kle_path_incl_driver"),
-                      ratio("kle_path_excl_driver_and_allocations")))
-            print("%s: target %s <= 1/4 copy on the KLE path excl. driver calls: %s "
-                  "%.1f Ir/launch, copy %.1f, a quarter of copy %.1f" % (
-                      "PASS" if ok else "MISS", t, t, z[key], c[key], limit * c[key]))
-            target["transports"][t] = {
-                "value": z[key], "ratio": ratio(key),
-                "ratio_incl_driver": ratio("kle_path_incl_driver"),
-                "ratio_transport_only": ratio("kle_path_excl_driver_and_allocations"),
-                "met": ok}
-        target["met"] = all(v["met"] for v in target["transports"].values())
     meta = {"machine": platform.node(), "device": "%d %s" % (num, uid),
             "driver": "CUDA driver stand-in", "host_side_only": True, "llvm": "22.1.8",
             "git": common.git_revision(),
             "valgrind": common.run([a.valgrind, "--version"], None).stdout.strip(),
-            "launches": [n1, n2], "repeat": a.repeat,
+            "launches": [a.n1, a.n2], "repeat": a.repeat,
             "unit": "Ir (host instructions, all threads) per launch",
             "seconds": round(elapsed, 1)}
-    common.save_json(a.out, {"meta": meta, "results": results, "target": target}, prog)
+    common.save_json(a.out, {"meta": meta, "results": results, "target": target(results)}, prog)
     print("\nwrote %s (%.0f s)" % (a.out, elapsed))

@@ -43,19 +43,10 @@ def env_for(a, runtime, device, transport=None):
 
 def per_region(a, env, kind, tag):
     """Figures per region of the median of --repeat pairs of runs."""
-    reps = []
-    for _ in range(a.repeat):
-        p1, p2 = (cg.callgrind(a, [a.bench, kind, str(n)], env, tag, "regions done")[0]
-                  for n in (a.n1, a.n2))
-        if p2["total"] < p1["total"]:
-            die("%s: %d regions took fewer instructions than %d (%d < %d): N2 - N1 "
-                "= %d regions is too few for the run-to-run variation; widen "
-                "--launches (default 50,150)" % (tag, a.n2, a.n1, p2["total"], p1["total"],
-                                                 a.n2 - a.n1))
-        d = cg.per_unit(p1, p2, a.n2 - a.n1)
-        reps.append({k: d[k] for k in ("total", "components", "calls")})
-    reps.sort(key=lambda r: r["total"])
-    return dict(reps[(len(reps) - 1) // 2], total_range=[reps[0]["total"], reps[-1]["total"]])
+    reps = sorted((cg.difference(a, [a.bench, kind], env, tag, "regions done")[1]
+                   for _ in range(a.repeat)), key=lambda r: r["total"])
+    return dict({k: reps[(len(reps) - 1) // 2][k] for k in ("total", "components", "calls")},
+                total_range=[reps[0]["total"], reps[-1]["total"]])
 
 def instructions(a):
     res = {"launches": [a.n1, a.n2], "unit": "Ir per region", "rows": []}
@@ -163,7 +154,7 @@ def latency(a):
     return res, 0
 
 def main(argv):
-    ap = cg.parser("launch-cost", 1, "regions")
+    ap = cg.parser("launch-cost", 1, "regions", "regions")
     ap.description = __doc__.splitlines()[0]
     ap.add_argument("mode", choices=("instructions", "calls", "latency"))
     ap.add_argument("--stock", default="", help="stock libomptarget and libomp directories, "
@@ -195,8 +186,7 @@ def main(argv):
             die("--before %s is not a directory %s" % (a.before, want))
         if not glob.glob(os.path.join(glob.escape(a.before), "libomptarget.so*")):
             die("--before %s holds no libomptarget.so* %s" % (a.before, want))
-    if not os.access(a.bench, os.X_OK):
-        die("%s is not an executable; build bench/ (README)" % a.bench)
+    common.need_bench(a.bench)
     if a.mode != "latency":
         cg.find_valgrind(a)
     if a.mode == "latency" and a.device == "both":

@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
 """Run test/gpu's lit tests on a GPU machine without lit and FileCheck.
+bench/gpu/gpu-bundle.sh plans the runs and verifies their output; the
+bundle's run-gpu.sh runs them.
 
   plan DIR TEST.c...   write DIR/gpu-tests.plan: per `%run` RUN line,
                        "<test>\\t<env assignments>\\t<check prefixes>"
