@@ -71,17 +71,24 @@ static inline bool __kmp_hidden_helper_work_pending() {
          __kmp_hidden_helper_tasks_unfinished();
 }
 
-/// Wakes the threads sleeping in __kmp_deferred_target_idle. Called after a
-/// hidden helper task's completion changed a count a sleeper reads (its
-/// parent's children, dependences). A fence and a load when nobody sleeps.
-static inline void __kmp_deferred_target_progress() {
+/// Called after a hidden helper task's completion: wakes the threads sleeping
+/// in __kmp_deferred_target_idle if \p MayEndWait, that is if it left its
+/// parent with no incomplete children, ended a taskgroup member, released
+/// dependences (a successor or a dependence wait), or left no hidden helper
+/// work. Any other completion changes nothing a sleeper waits for, so it
+/// sleeps on. A fence and a load when nobody sleeps.
+static inline void __kmp_deferred_target_progress(bool MayEndWait) {
 #if KMP_OS_LINUX
+  if (!MayEndWait)
+    return;
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (__kmp_deferred_target_sleepers.load(std::memory_order_relaxed) == 0)
     return;
   __kmp_deferred_target_seq.fetch_add(1, std::memory_order_seq_cst);
   syscall(SYS_futex, &__kmp_deferred_target_seq, FUTEX_WAKE_PRIVATE, INT_MAX,
           nullptr, nullptr, 0);
+#else
+  (void)MayEndWait;
 #endif
 }
 
