@@ -19,8 +19,8 @@ from kle import common
 from kle.common import list_devices, complaint, note, TRANSPORTS, REPO, fail as die
 
 # KLE code: the plugin's *KLE* names, the slot's hostState and toString of a
-# KLE enum; not supportsZeroCopyKLE.
-KLE_FN = re.compile(r"^llvm::omp::target::plugin::(\w*KLE\w*(::|\()|hostState\(|"
+# KLE enum; not supportsZeroCopyKLE, nor KLECopyBackTy (a map's copy back).
+KLE_FN = re.compile(r"^llvm::omp::target::plugin::((?!KLECopyBackTy::)\w*KLE\w*(::|\()|hostState\(|"
                     r"toString\(llvm::omp::target::plugin::KLE\w*Ty\))")
 SYNC_FN = re.compile(r"^llvm::omp::target::plugin::GenericDeviceTy::(synchronize|queryAsync)\(")
 DELETE_FN = re.compile(r"^llvm::omp::target::plugin::GenericDeviceTy::dataDelete\(")
