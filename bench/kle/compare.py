@@ -68,8 +68,8 @@ def positive(text):
 def check_options(a):
     """The interleaved method's options, checked before any run."""
     a.transports = common.choose("--transports", a.transports, TRANSPORTS)
-    if a.cycles < 2:
-        die("--cycles must be at least 2")
+    if a.cycles < 3:  # a paired CI resamples at least two blocks of 2 cycles
+        die("--cycles must be at least 3")
     if a.warmup < 0 or a.batch < 0:
         die("--warmup and --batch must be 0 or more")
     if not re.fullmatch(r"0*[1-9]\d*(,0*[1-9]\d*)*", a.teams):
@@ -219,7 +219,7 @@ def ab(a):
         die("--rounds wants at least 1", 2)
     if not positive(a.min_time):
         die("--min-time wants a positive number of seconds, not %r" % a.min_time, 2)
-    env = dict(os.environ)
+    env = standin_env(a)
     if not env.get("KLE_BENCH_DEVICE"):  # the first CUDA device
         cuda = [n for n, uid in list_devices(benches[0][1], env, common.PROG,
                                              timeout=a.timeout) if uid.startswith("CUDA-")]
@@ -276,6 +276,17 @@ def ab(a):
             "samples": [{"bench": n, "transport": t, "benchmark": k, "us": v}
                         for (n, t, k), v in sorted(samples.items())]}, common.PROG)
     return 0
+
+def standin_env(a):
+    """The environment, with --standin's library first and no planted delay
+    unless KLE_STANDIN_DELAY_US says otherwise."""
+    env = dict(os.environ)
+    if a.standin:
+        if not os.path.exists(os.path.join(a.standin, "libcuda.so.1")):
+            die("no libcuda.so.1 in --standin %s" % a.standin)
+        env = with_lib(env, a.standin)
+        env.setdefault("KLE_STANDIN_DELAY_US", "0:0")
+    return env
 
 def pick_device(a, env):
     """(number, uid) of the device to run on; never a host device, and with
@@ -361,13 +372,8 @@ def main(argv):
     for name in ("kle-interleaved.json", "kle-interleaved.csv"):
         if os.path.isdir(os.path.join(a.out, name)):
             die("--out %s: %s is a directory" % (a.out, name))
-    env = dict(os.environ)
+    env = standin_env(a)
     env.pop("LIBOMPTARGET_KLE_TRANSPORT", None)
-    if a.standin:
-        if not os.path.exists(os.path.join(a.standin, "libcuda.so.1")):
-            die("no libcuda.so.1 in --standin %s" % a.standin)
-        env = with_lib(env, a.standin)
-        env.setdefault("KLE_STANDIN_DELAY_US", "0:0")
     num, uid = pick_device(a, env)
     env["KLE_BENCH_DEVICE"] = str(num)
     standin = uid.startswith(STANDIN_UID)
