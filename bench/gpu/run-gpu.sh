@@ -29,7 +29,7 @@ tunable() {
   printf -v "$1" %s "$v"
 }
 tunable min_time KLE_MIN_TIME 0.05 pos "a positive number of seconds per benchmark (for example 0.1)"
-tunable cycles KLE_CYCLES 1000 2 "a whole number of interleaved cycles per benchmark, at least 2"
+tunable cycles KLE_CYCLES 1000 3 "a whole number of interleaved cycles per benchmark, at least 3"
 tunable test_timeout KLE_TEST_TIMEOUT 30 1 "a whole number of seconds per GPU test run, at least 1"
 tunable run_timeout KLE_RUN_TIMEOUT 120 1 "a whole number of seconds per kle-bench run, at least 1"
 tunable ab_rounds KLE_AB_ROUNDS 2 1 "a whole number of DeviceRTL A/B rounds, at least 1"
