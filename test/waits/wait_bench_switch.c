@@ -13,6 +13,8 @@
 // the maximum; the program runs on.
 // RUN: %standin-env LIBOMPTARGET_CUDA_STREAM_BUSYWAIT=abc LIBOMPTARGET_CUDA_STAGED_COPY_BACK_MAX=100000 \
 // RUN:   %run %t 2>&1 | %fc=BAD
+// One warning per process, not one per device that reads the knob.
+// RUN: %standin-env KLE_CUDA_STANDIN_DEVICES=3 LIBOMPTARGET_CUDA_STREAM_BUSYWAIT=-3 %run %t 2>&1 | %fc=ONCE
 #include <dlfcn.h>
 #include <stdio.h>
 
@@ -53,7 +55,9 @@ int main(void) {
 // CHECK-NEXT: set_wait(2000000)=0 value=41 slept=0 wakeups=0
 // CHECK-NEXT: set_wait(0)=0 value=41 slept=1 wakeups=1
 // CHECK: launches={{[0-9]+}} violations=0
-// BAD-DAG: warning: ignoring invalid value 'abc' for LIBOMPTARGET_CUDA_STREAM_BUSYWAIT; using the default
+// BAD-DAG: warning: ignoring invalid value 'abc' for LIBOMPTARGET_CUDA_STREAM_BUSYWAIT (want a whole number from 0); using the default
 // BAD-DAG: omptarget warning: LIBOMPTARGET_CUDA_STAGED_COPY_BACK_MAX=100000 is above 65536 bytes; using 65536
 // BAD: set_wait(-1)=0 value=41
 // BAD: launches={{[0-9]+}} violations=0
+// ONCE: warning: ignoring invalid value '-3' for LIBOMPTARGET_CUDA_STREAM_BUSYWAIT (want a whole number from 0); using the default
+// ONCE-NOT: ignoring invalid value
