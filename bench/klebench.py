@@ -36,6 +36,8 @@ def main(argv):
     common.PROG = "klebench " + cmd
     if COMMANDS[cmd]:
         return importlib.import_module(COMMANDS[cmd]).main(rest) or 0
+    if rest:
+        common.die(common.PROG, "takes no arguments, not %r" % " ".join(rest), 2)
     line = " ".join(common.TRANSPORTS) if cmd == "transports" else \
         common.stats_summary(common.parse_stats(sys.stdin.read()))
     if line:  # stats-summary: exit status 1 and no output without a stats line
