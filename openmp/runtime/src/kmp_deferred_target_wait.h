@@ -124,10 +124,14 @@ static inline bool __kmp_deferred_target_sleep(kmp_uint64 TimeoutNs,
 /// is pending, sleeps until __kmp_deferred_target_progress or for an eighth of
 /// the time this wait has lasted (\p IdleSinceNs, 0 when it starts; reset on
 /// progress), 10 us to 1 ms; otherwise returns at once, as upstream spins.
-/// Hidden helper threads never sleep here.
+/// \p Done() says whether what the caller waits for (a taskgroup, a
+/// dependence) has happened: checked once the caller counts as a sleeper, so
+/// that a completion just before is not slept through. Hidden helper threads
+/// never sleep here.
+template <typename DoneTy>
 static inline void
 __kmp_deferred_target_idle(kmp_int32 gtid, std::atomic<kmp_int32> *Children,
-                           kmp_uint64 *IdleSinceNs) {
+                           kmp_uint64 *IdleSinceNs, DoneTy Done) {
 #if KMP_OS_LINUX
   if (KMP_HIDDEN_HELPER_THREAD(gtid) || !__kmp_hidden_helper_work_pending())
     return;
@@ -139,8 +143,8 @@ __kmp_deferred_target_idle(kmp_int32 gtid, std::atomic<kmp_int32> *Children,
     WaitNs = 10000;
   if (WaitNs > 1000000)
     WaitNs = 1000000;
-  if (__kmp_deferred_target_sleep(WaitNs, [Children] {
-        return Children->load(std::memory_order_acquire) != 0 &&
+  if (__kmp_deferred_target_sleep(WaitNs, [Children, &Done] {
+        return Children->load(std::memory_order_acquire) != 0 && !Done() &&
                __kmp_hidden_helper_work_pending();
       }))
     *IdleSinceNs = 0;
@@ -148,6 +152,7 @@ __kmp_deferred_target_idle(kmp_int32 gtid, std::atomic<kmp_int32> *Children,
   (void)gtid;
   (void)Children;
   (void)IdleSinceNs;
+  (void)Done;
 #endif
 }
 
