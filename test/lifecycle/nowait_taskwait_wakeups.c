@@ -2,10 +2,9 @@
 // alone in its team: the waiting thread sleeps (nowait_taskwait_sleeps.c),
 // and only a completion that can end its wait wakes it (the last child's),
 // not every one of the 64 target tasks' two completion steps. Checked as the
-// futex wake-ups libomp issues for sleepers (syscall(SYS_futex, FUTEX_WAKE),
-// which this program interposes; glibc's own locks do not call syscall()):
-// at most 4 over the batch (the last child, the last bottom half, and
-// slack). Each task runs once.
+// futex wake-ups libomp makes for sleepers (Inputs/futex_wakes.h): at most
+// 4 over the batch (the last child, the last bottom half, and slack). Each
+// task runs once.
 // The sanitizer job's TSan runs load Archer, an OMPT tool, and with an OMPT
 // tool libomp re-runs target tasks as upstream does: none is handed over.
 // UNSUPPORTED: tsan
@@ -13,43 +12,22 @@
 // RUN: %cuda{ %cuda KLE_STANDIN_KERNEL_US=20000 KLE_STANDIN_STATS=1 %t.cuda | %fcs=CHECK,CUDA %}
 // RUN: %hsa{ %clang-gfx90a %s -o %t.hsa -ldl %}
 // RUN: %hsa{ %hsa KLE_STANDIN_KERNEL_US=20000 KLE_STANDIN_STATS=1 %t.hsa | %fc %}
-#define _GNU_SOURCE
-#include <dlfcn.h>
-#include <linux/futex.h>
-#include <stdarg.h>
+#include "Inputs/futex_wakes.h"
 #include <stdio.h>
-#include <sys/syscall.h>
 
 #define R 64
-static long Wakes;
-
-// Counts FUTEX_WAKE calls made through syscall(), then makes the call.
-long syscall(long Number, ...) {
-  static long (*Real)(long, ...);
-  if (!Real)
-    Real = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
-  va_list Ap;
-  va_start(Ap, Number);
-  long A[6];
-  for (int I = 0; I < 6; ++I)
-    A[I] = va_arg(Ap, long);
-  va_end(Ap);
-  if (Number == SYS_futex && (A[1] & FUTEX_CMD_MASK) == FUTEX_WAKE)
-    __atomic_fetch_add(&Wakes, 1, __ATOMIC_RELAXED);
-  return Real(Number, A[0], A[1], A[2], A[3], A[4], A[5]);
-}
 
 int main(void) {
   int v[R] = {0};
 #pragma omp target map(tofrom : v[0 : 1])
   v[0] = 0;
-  long Before = __atomic_load_n(&Wakes, __ATOMIC_RELAXED);
+  long Before = __atomic_load_n(&FutexWakes, __ATOMIC_RELAXED);
   for (int r = 0; r < R; ++r) {
 #pragma omp target map(tofrom : v[r : 1]) nowait
     v[r] = 1;
   }
 #pragma omp taskwait
-  long N = __atomic_load_n(&Wakes, __ATOMIC_RELAXED) - Before;
+  long N = __atomic_load_n(&FutexWakes, __ATOMIC_RELAXED) - Before;
   printf("taskwait wake-ups %s: %ld for %d regions\n", N <= 4 ? "few" : "many",
          N, R);
   fflush(stdout);
