@@ -128,6 +128,7 @@ def complaint(stderr, limit=400):
     return text if len(text) <= limit else "..." + text[-limit:]
 
 def need_bench(path):
+    """Exits with one error line unless path is an executable (the bench)."""
     if not os.access(path, os.X_OK):
         fail("%s is not an executable; build bench/ first (README, Benchmarks)" % path)
 

@@ -71,12 +71,13 @@ static inline bool __kmp_hidden_helper_work_pending() {
          __kmp_hidden_helper_tasks_unfinished();
 }
 
-/// Called after a hidden helper task's completion: wakes the threads sleeping
-/// in __kmp_deferred_target_idle if \p MayEndWait, that is if it left its
+/// Called after a hidden helper task's completion or a detached task's fulfill
+/// from outside the team: wakes the threads sleeping in
+/// __kmp_deferred_target_idle if \p MayEndWait, that is if it left its
 /// parent with no incomplete children, ended a taskgroup member, released
 /// dependences (a successor or a dependence wait), or left no hidden helper
-/// work. Any other completion changes nothing a sleeper waits for, so it
-/// sleeps on. A fence and a load when nobody sleeps.
+/// work (a fulfill always may). Any other completion changes nothing a
+/// sleeper waits for, so it sleeps on. A fence and a load when nobody sleeps.
 static inline void __kmp_deferred_target_progress(bool MayEndWait) {
 #if KMP_OS_LINUX
   if (!MayEndWait)
