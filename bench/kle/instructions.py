@@ -41,6 +41,7 @@ COUNTED_CALLS = (
     ("timeTraceProfilerBegin", r"llvm::timeTraceProfilerBegin\(.*"),
     ("pthread_once", r"(__)?pthread_once(@.*)?"),
     ("PluginManager::getDevice", r"PluginManager::getDevice\(.*"),
+    ("MappingInfoTy::getTgtPtrBegin", r"MappingInfoTy::getTgtPtrBegin\(.*"),
     ("malloc", r"malloc(@.*)?"), ("operator new", r"operator new\(.*"),
     ("free", r"free(@.*)?"), ("pthread_mutex_lock", r"(__)?pthread_mutex_lock(@.*)?"),
     ("cuCtxSetCurrent", r"cuCtxSetCurrent"), ("cuEventRecord", r"cuEventRecord"),
