@@ -6,11 +6,13 @@
 // its map and a first node at once), and each region queued a std::function
 // holding an empty private-argument manager, and each region's attach
 // bookkeeping grew a DenseMap (aligned operator new, through LLVM's
-// allocate_buffer): 9 per region before patch 0026, 5 after. The count
-// bounds what the runtime allocates per region.
+// allocate_buffer): 9 per region before patch 0026, 5 after. And the memory
+// manager's free lists (a std::multiset) allocated a node for each device
+// block returned to them: 4 since patch 0029. The count bounds what the
+// runtime allocates per region.
 // RUN: %clang-host -O2 -std=c++17 %s -o %t -lstdc++
 // RUN: %run %t | %fc
-// CHECK: operator new per region: {{[0-9.]+}}, at most 5: yes
+// CHECK: operator new per region: {{[0-9.]+}}, at most 4: yes
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -48,7 +50,7 @@ int main() {
   for (int K = 0; K < 100; ++K)
     T += region();
   long B = News.load();
-  std::printf("operator new per region: %ld.%02ld, at most 5: %s (sum %ld)\n",
-              (B - A) / 100, (B - A) % 100, B - A <= 500 ? "yes" : "no", T);
+  std::printf("operator new per region: %ld.%02ld, at most 4: %s (sum %ld)\n",
+              (B - A) / 100, (B - A) % 100, B - A <= 400 ? "yes" : "no", T);
   return 0;
 }
