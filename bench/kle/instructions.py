@@ -45,7 +45,10 @@ COUNTED_CALLS = (
     ("malloc", r"malloc(@.*)?"), ("operator new", r"operator new\(.*"),
     ("free", r"free(@.*)?"), ("pthread_mutex_lock", r"(__)?pthread_mutex_lock(@.*)?"),
     ("cuCtxSetCurrent", r"cuCtxSetCurrent"), ("cuEventRecord", r"cuEventRecord"),
-    ("cuStreamWaitEvent", r"cuStreamWaitEvent"))
+    ("cuStreamWaitEvent", r"cuStreamWaitEvent"),
+    ("KernelTraceInfoRecordTy::emplace", r"llvm::omp::target::plugin::KernelTraceInfoRecordTy::emplace\(.*"))
+# Calls counted only where libomptarget or a plugin makes them.
+RUNTIME_CALLS = (("pthread_mutex_lock by the runtime", r"(__)?pthread_mutex_lock(@.*)?"),)
 
 # The table's rows: (JSON key, label).
 ROWS = (("whole_process", "whole process"),
@@ -150,6 +153,12 @@ def measure(path):
         r = re.compile(r"^(%s)$" % rx)
         m["calls"][label] = sum(n for (ob, fn), n in calls.items() if r.match(fn) and (
             not label.startswith("cu") or component(fn, ob) == "stand-in"))
+
+    for label, rx in RUNTIME_CALLS:
+        r = re.compile(r"^(%s)$" % rx)
+        m["calls"][label] = sum(n for (caller, callee), (n, _) in edges.items()
+                                if caller and r.match(base(callee)) and component(
+                                    base(caller), fn_ob.get(caller)) in ("libomptarget", "plugin"))
 
     def add(key, n, ir, entry=None):
         e = m[key] if entry is None else m[key].setdefault(entry, [0, 0])
