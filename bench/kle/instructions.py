@@ -48,7 +48,7 @@ COUNTED_CALLS = (
     ("cuStreamWaitEvent", r"cuStreamWaitEvent"),
     ("KernelTraceInfoRecordTy::emplace", r"llvm::omp::target::plugin::KernelTraceInfoRecordTy::emplace\(.*"))
 # Calls counted only where libomptarget or a plugin makes them.
-RUNTIME_CALLS = (("pthread_mutex_lock by the runtime", r"(__)?pthread_mutex_lock(@.*)?"),)
+RUNTIME_CALLS = (("pthread_mutex_lock by the runtime", dict(COUNTED_CALLS)["pthread_mutex_lock"]),)
 
 # The table's rows: (JSON key, label).
 ROWS = (("whole_process", "whole process"),
