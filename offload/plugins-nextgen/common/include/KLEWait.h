@@ -21,6 +21,8 @@
 #ifndef OFFLOAD_PLUGINS_NEXTGEN_COMMON_KLEWAIT_H
 #define OFFLOAD_PLUGINS_NEXTGEN_COMMON_KLEWAIT_H
 
+#include "Shared/Debug.h"
+
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -246,11 +248,10 @@ inline size_t copyBackStagingMax(uint32_t Value) {
     return Value;
   static std::once_flag Once;
   std::call_once(Once, [&] {
-    std::fprintf(stderr,
-                 "omptarget warning: LIBOMPTARGET_CUDA_STAGED_COPY_BACK_MAX=%u "
-                 "is above %u bytes; using %u\n",
-                 unsigned(Value), unsigned(MaxCopyBackStagingMax),
-                 unsigned(MaxCopyBackStagingMax));
+    MESSAGE("warning: LIBOMPTARGET_CUDA_STAGED_COPY_BACK_MAX=%u is above %u "
+            "bytes; using %u",
+            unsigned(Value), unsigned(MaxCopyBackStagingMax),
+            unsigned(MaxCopyBackStagingMax));
   });
   return MaxCopyBackStagingMax;
 }
