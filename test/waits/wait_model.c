@@ -1,10 +1,12 @@
 // The CUDA stand-in's model of host waits, through the driver API alone:
 // a copy back into pageable memory returns only once it executed (pinned:
-// at once, asynchronous); a wait that finds its work pending sleeps and,
-// under CU_CTX_SCHED_BLOCKING_SYNC with KLE_STANDIN_WAKEUP_US, pays the
-// planted wake-up, realised no earlier than its target; a wait on finished
-// work, cuStreamQuery and cuEventQuery never sleep; spin and auto
-// scheduling pay nothing. Every stream operation is held 20 ms
+// at once, asynchronous); a wait that finds its work pending sleeps under
+// CU_CTX_SCHED_BLOCKING_SYNC and, with KLE_STANDIN_WAKEUP_US, pays the
+// planted wake-up, realised no earlier than its target; under spin and auto
+// scheduling it polls (it slept before, as blocking-sync waits do, so the
+// raw-driver floor on an auto context paid a wake-up the driver does not
+// charge); a wait on finished work, cuStreamQuery and cuEventQuery never
+// wait. Every stream operation is held 20 ms
 // (DELAY_US), so "pending at the call" is certain. Before the wake-up model
 // there were no wait counters to read (kle_standin_wait_counts) and no
 // wake-up at all.
@@ -13,9 +15,9 @@
 // RUN: %standin-env KLE_STANDIN_DELAY_US=20000:20000 KLE_STANDIN_WAKEUP_US=300:300:50 KLE_STANDIN_STATS=1 \
 // RUN:   %run %t blocking 2>&1 | %fcs=CHECK,BLOCK
 // RUN: %standin-env KLE_STANDIN_DELAY_US=20000:20000 KLE_STANDIN_WAKEUP_US=300:300:50 KLE_STANDIN_STATS=1 \
-// RUN:   %run %t spin 2>&1 | %fcs=CHECK,NOWAKE
+// RUN:   %run %t spin 2>&1 | %fcs=CHECK,POLL
 // RUN: %standin-env KLE_STANDIN_DELAY_US=20000:20000 KLE_STANDIN_WAKEUP_US=300:300:50 KLE_STANDIN_STATS=1 \
-// RUN:   %run %t auto 2>&1 | %fcs=CHECK,NOWAKE
+// RUN:   %run %t auto 2>&1 | %fcs=CHECK,POLL
 // Unset WAKEUP_US: waits still counted, no wake-up.
 // RUN: %standin-env KLE_STANDIN_DELAY_US=20000:20000 KLE_STANDIN_STATS=1 \
 // RUN:   %run %t blocking 2>&1 | %fcs=CHECK,NOWAKE
@@ -49,18 +51,18 @@ CUresult cuEventSynchronize(CUevent);
 CUresult cuEventDestroy_v2(CUevent);
 int kle_standin_wait_counts(unsigned long long *Out, int N);
 
-static unsigned long long Last[5];
+static unsigned long long Last[6];
 // Prints what changed since the last call: waits slept, wake-ups paid,
-// copies back into pageable / pinned memory; and whether every wake-up was
-// realised no earlier than the planted 300 us.
+// copies back into pageable / pinned memory, waits polled; and whether every
+// wake-up was realised no earlier than the planted 300 us.
 static void delta(const char *What) {
-  unsigned long long Now[5];
-  kle_standin_wait_counts(Now, 5);
+  unsigned long long Now[6];
+  kle_standin_wait_counts(Now, 6);
   unsigned long long Wakeups = Now[1] - Last[1], Ns = Now[4] - Last[4];
   printf("%s: slept=%llu wakeups=%llu d2h_pageable=%llu d2h_pinned=%llu "
-         "realised_at_least_target=%d\n",
+         "polled=%llu realised_at_least_target=%d\n",
          What, Now[0] - Last[0], Wakeups, Now[2] - Last[2], Now[3] - Last[3],
-         Ns >= Wakeups * 300000ull);
+         Now[5] - Last[5], Ns >= Wakeups * 300000ull);
   memcpy(Last, Now, sizeof(Last));
 }
 
@@ -133,22 +135,28 @@ int main(int argc, char **argv) {
 // BLOCK: flags=4
 // CHECK: start:
 // CHECK-NEXT: pageable: value=42 query=0
-// BLOCK-NEXT: pageable: slept=1 wakeups=1 d2h_pageable=1 d2h_pinned=0 realised_at_least_target=1
-// NOWAKE-NEXT: pageable: slept=1 wakeups=0 d2h_pageable=1 d2h_pinned=0
+// BLOCK-NEXT: pageable: slept=1 wakeups=1 d2h_pageable=1 d2h_pinned=0 polled=0 realised_at_least_target=1
+// NOWAKE-NEXT: pageable: slept=1 wakeups=0 d2h_pageable=1 d2h_pinned=0 polled=0
+// POLL-NEXT: pageable: slept=0 wakeups=0 d2h_pageable=1 d2h_pinned=0 polled=1
 // CHECK-NEXT: pinned: value=-1 query=600
-// CHECK-NEXT: pinned enqueue: slept=0 wakeups=0 d2h_pageable=0 d2h_pinned=1
+// CHECK-NEXT: pinned enqueue: slept=0 wakeups=0 d2h_pageable=0 d2h_pinned=1 polled=0
 // CHECK-NEXT: pinned: after sync value=42
-// BLOCK-NEXT: stream sync: slept=1 wakeups=1 d2h_pageable=0 d2h_pinned=0 realised_at_least_target=1
-// NOWAKE-NEXT: stream sync: slept=1 wakeups=0
-// CHECK-NEXT: stream sync idle: slept=0 wakeups=0
+// BLOCK-NEXT: stream sync: slept=1 wakeups=1 d2h_pageable=0 d2h_pinned=0 polled=0 realised_at_least_target=1
+// NOWAKE-NEXT: stream sync: slept=1 wakeups=0 {{.*}} polled=0
+// POLL-NEXT: stream sync: slept=0 wakeups=0 {{.*}} polled=1
+// CHECK-NEXT: stream sync idle: slept=0 wakeups=0 {{.*}} polled=0
 // CHECK-NEXT: event query=600
-// CHECK-NEXT: event query: slept=0 wakeups=0
-// BLOCK-NEXT: event sync: slept=1 wakeups=1 {{.*}} realised_at_least_target=1
-// NOWAKE-NEXT: event sync: slept=1 wakeups=0
-// BLOCK-NEXT: ctx sync: slept=1 wakeups=1 {{.*}} realised_at_least_target=1
-// NOWAKE-NEXT: ctx sync: slept=1 wakeups=0
+// CHECK-NEXT: event query: slept=0 wakeups=0 {{.*}} polled=0
+// BLOCK-NEXT: event sync: slept=1 wakeups=1 {{.*}} polled=0 realised_at_least_target=1
+// NOWAKE-NEXT: event sync: slept=1 wakeups=0 {{.*}} polled=0
+// POLL-NEXT: event sync: slept=0 wakeups=0 {{.*}} polled=1
+// BLOCK-NEXT: ctx sync: slept=1 wakeups=1 {{.*}} polled=0 realised_at_least_target=1
+// NOWAKE-NEXT: ctx sync: slept=1 wakeups=0 {{.*}} polled=0
+// POLL-NEXT: ctx sync: slept=0 wakeups=0 {{.*}} polled=1
 // BLOCK: kle-standin: waits slept=4 wakeups=4 d2h_pageable=1 d2h_pinned=1
 // BLOCK: kle-standin: wakeup planted=300:300:50 paid=4 mean_target_us=300.0
-// NOWAKE: kle-standin: waits slept=4 wakeups=0 d2h_pageable=1 d2h_pinned=1
+// NOWAKE: kle-standin: waits slept=4 wakeups=0 d2h_pageable=1 d2h_pinned=1 polled=0
 // NOWAKE-NOT: paid={{[1-9]}}
+// POLL: kle-standin: waits slept=0 wakeups=0 d2h_pageable=1 d2h_pinned=1 polled=4
+// POLL-NOT: paid={{[1-9]}}
 // CHECK: launches=0 violations=0

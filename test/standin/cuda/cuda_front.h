@@ -334,6 +334,8 @@ Stream *newStream(Ctx *C, bool IsDefault);
 uint64_t enqueue(Stream *S, std::shared_ptr<Op> O);
 /// Blocks until operation \p Seq of \p S completed / until \p S is empty.
 void waitFor(Stream *S, uint64_t Seq);
+/// The same as waitFor, polling (yielding the core), never sleeping.
+void pollFor(Stream *S, uint64_t Seq);
 void drain(Stream *S);
 /// Maps a CUstream argument to a stream of the current context; null (with
 /// \p Err set) for a bad handle or no context.
@@ -350,9 +352,10 @@ void forkCollect(std::vector<std::mutex *> &Locks, std::vector<standin::Waker *>
 void forkChild();
 bool forkCurrent();
 
-/// The host waits that sleep in the driver when the work is not yet
-/// complete; under CU_CTX_SCHED_BLOCKING_SYNC each pays the planted wake-up
-/// (KLE_STANDIN_WAKEUP_US).  cuStreamQuery and cuEventQuery never sleep.
+/// The host waits that wait in the driver when the work is not yet
+/// complete: under CU_CTX_SCHED_BLOCKING_SYNC they sleep and each pays the
+/// planted wake-up (KLE_STANDIN_WAKEUP_US); under spin, yield and auto
+/// scheduling they poll.  cuStreamQuery and cuEventQuery never wait.
 enum WaitKind {
   W_STREAM_SYNC,  ///< cuStreamSynchronize
   W_EVENT_SYNC,   ///< cuEventSynchronize
@@ -362,9 +365,11 @@ enum WaitKind {
   W_NUM_KINDS
 };
 /// Blocks until every operation {S, Seq} names has completed.  If one was
-/// still pending at the call, the wait sleeps: it is counted under \p K and,
-/// when \p C is scheduled CU_CTX_SCHED_BLOCKING_SYNC, returns only after the
-/// planted wake-up, counted from the last completion.  One wake-up per call.
+/// still pending at the call and \p C is scheduled CU_CTX_SCHED_BLOCKING_SYNC,
+/// the wait sleeps: it is counted under \p K and returns only after the
+/// planted wake-up, counted from the last completion (one per call).  Under
+/// spin, yield and auto scheduling it polls, yielding the core, and is
+/// counted as polled.
 void sleepingWait(Ctx *C, const std::vector<std::pair<Stream *, uint64_t>> &Ops,
                   WaitKind K);
 /// Counts a device-to-host copy by the kind of its destination.

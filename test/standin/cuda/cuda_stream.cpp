@@ -99,6 +99,17 @@ void waitFor(Stream *S, uint64_t Seq) {
   });
 }
 
+void pollFor(Stream *S, uint64_t Seq) {
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> L(S->M);
+      if (S->Completed >= Seq)
+        return;
+    }
+    std::this_thread::yield();
+  }
+}
+
 void drain(Stream *S) {
   uint64_t T;
   {
@@ -154,6 +165,7 @@ static const char *const WaitNames[W_NUM_KINDS] = {
 
 struct WaitCountsTy {
   std::atomic<uint64_t> Slept[W_NUM_KINDS] = {}, Wakeups[W_NUM_KINDS] = {};
+  std::atomic<uint64_t> Polled{0};
   std::atomic<uint64_t> CopyBackPageable{0}, CopyBackPinned{0};
 };
 static WaitCountsTy &waitCounts() {
@@ -185,14 +197,25 @@ void sleepingWait(Ctx *C, const std::vector<std::pair<Stream *, uint64_t>> &Ops,
   }
   if (!Pending)
     return; // complete at the call: the driver returns without sleeping
+  // Only a blocking-sync context sleeps; spin, yield and auto scheduling
+  // poll, as the driver does (auto spins or yields by the number of contexts
+  // and cores).  Polling yields the core: here the device is a thread too.
+  const bool Blocking = blockingSync(C);
   uint64_t DoneNs = 0;
   for (auto &[S, Seq] : Ops) {
-    waitFor(S, Seq);
+    if (Blocking)
+      waitFor(S, Seq);
+    else
+      pollFor(S, Seq);
     if (Seq)
       DoneNs = std::max(DoneNs, completedAtNs(S, Seq));
   }
+  if (!Blocking) {
+    waitCounts().Polled++;
+    return;
+  }
   waitCounts().Slept[K]++;
-  if (blockingSync(C) && standin::plantedWakeupOn()) {
+  if (standin::plantedWakeupOn()) {
     standin::plantedWakeup(DoneNs ? DoneNs : nowNs());
     waitCounts().Wakeups[K]++;
   }
@@ -210,18 +233,21 @@ void waitReport() {
   for (int K = 0; K < W_NUM_KINDS; ++K)
     Slept += W.Slept[K], Wakeups += W.Wakeups[K];
   uint64_t Pageable = W.CopyBackPageable, Pinned = W.CopyBackPinned;
+  uint64_t Polled = W.Polled;
   static std::mutex M;
-  static uint64_t Last[4] = {~0ull, 0, 0, 0};
+  static uint64_t Last[5] = {~0ull, 0, 0, 0, 0};
   {
     std::lock_guard<std::mutex> L(M);
-    uint64_t Now[4] = {Slept, Wakeups, Pageable, Pinned};
+    uint64_t Now[5] = {Slept, Wakeups, Pageable, Pinned, Polled};
     if (!memcmp(Now, Last, sizeof(Now)))
       return; // nothing new since the last report
     memcpy(Last, Now, sizeof(Now));
   }
-  say("waits slept=%llu wakeups=%llu d2h_pageable=%llu d2h_pinned=%llu",
+  say("waits slept=%llu wakeups=%llu d2h_pageable=%llu d2h_pinned=%llu "
+      "polled=%llu",
       (unsigned long long)Slept, (unsigned long long)Wakeups,
-      (unsigned long long)Pageable, (unsigned long long)Pinned);
+      (unsigned long long)Pageable, (unsigned long long)Pinned,
+      (unsigned long long)Polled);
   for (int K = 0; K < W_NUM_KINDS; ++K)
     if (W.Slept[K])
       say("wait %s slept=%llu wakeups=%llu", WaitNames[K],
@@ -600,14 +626,16 @@ EXPORT CUresult cuEventElapsedTime_v2(float *Ms, CUevent S, CUevent E) {
 // TEST ONLY, not a driver entry point: the wait counters, for programs that
 // compare phases of one run.  Out[0] waits that slept, [1] wake-ups paid,
 // [2] device-to-host copies into pageable memory, [3] into pinned memory,
-// [4] realised wake-up ns in total.  Writes min(N, 5); returns 5.
+// [4] realised wake-up ns in total, [5] waits that polled (not blocking-sync
+// scheduled).  Writes min(N, 6); returns 6.
 EXPORT int kle_standin_wait_counts(unsigned long long *Out, int N) {
   WaitCountsTy &W = waitCounts();
-  unsigned long long V[5] = {0, 0, W.CopyBackPageable, W.CopyBackPinned,
-                             standin::plantedWakeupStats().RealisedNs};
+  unsigned long long V[6] = {0, 0, W.CopyBackPageable, W.CopyBackPinned,
+                             standin::plantedWakeupStats().RealisedNs,
+                             W.Polled};
   for (int K = 0; K < W_NUM_KINDS; ++K)
     V[0] += W.Slept[K], V[1] += W.Wakeups[K];
-  for (int I = 0; I < N && I < 5; ++I)
+  for (int I = 0; I < N && I < 6; ++I)
     Out[I] = V[I];
-  return 5;
+  return 6;
 }
