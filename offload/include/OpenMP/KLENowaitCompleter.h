@@ -41,9 +41,11 @@ public:
   /// Ends a task whose work has completed.
   using CompleteFnTy = void (*)(void *Task);
 
-  NowaitCompleterTy(PollFnTy Poll, CompleteFnTy Complete, int64_t BusyWaitUs)
+  /// \p BusyWaitUs: microseconds, at most INT64_MAX (more is that).
+  NowaitCompleterTy(PollFnTy Poll, CompleteFnTy Complete, uint64_t BusyWaitUs)
       : Poll(Poll), Complete(Complete),
-        BusyWait(std::chrono::microseconds(BusyWaitUs < 0 ? 0 : BusyWaitUs)) {}
+        BusyWait(std::chrono::microseconds(
+            std::min<uint64_t>(BusyWaitUs, INT64_MAX))) {}
 
   /// No defer may run concurrently with destruction.
   ~NowaitCompleterTy() { stop(); }
