@@ -46,6 +46,10 @@ def stats_summary(stats):
     return "%s; fallbacks %s" % (" ".join("%s=%d" % (t, launches[t]) for t in names),
                                  fb or "none")
 
+def summary(doc):
+    """A module docstring's first paragraph on one line (a --help description)."""
+    return " ".join(doc.split("\n\n")[0].split())
+
 def die(prog, msg, code=1):
     """One line "<prog>: error: <msg>" on stderr, then exit status code."""
     print("%s: error: %s" % (prog, msg), file=sys.stderr)

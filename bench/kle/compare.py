@@ -87,7 +87,9 @@ def interleaved(a, env, num, uid, driver, host_only, timer_dir):
     passes = 2 if timer_dir else 1
     per_cycle = len(units) * (len(a.teams.split(",")) + a.batch) * \
         (30e-6 if host_only else 60e-6)
-    est = passes * (0.5 + (a.cycles + a.warmup) * per_cycle)
+    # The statistics: about 3 bootstrap CIs per unit and benchmark, ~70 ms each.
+    benches = len(a.teams.split(",")) + (1 if a.batch else 0)
+    est = passes * (0.5 + (a.cycles + a.warmup) * per_cycle) + benches * 3 * len(units) * 0.07
     note("interleaved: %d kle-bench run%s, %d+%d cycles of %s, teams %s%s; estimated %s"
          % (passes, "s" if passes > 1 else "", a.warmup, a.cycles, ",".join(units), a.teams,
             ", pipelined batches of %d" % a.batch if a.batch else "", hms(est)))
@@ -314,7 +316,7 @@ def pick_device(a, env):
     return num, uid
 
 def main(argv):
-    ap = argparse.ArgumentParser(prog=common.PROG, description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog=common.PROG, description=common.summary(__doc__))
     ap.add_argument("--bench", default=os.path.join(REPO, "build", "bench", "kle-bench"))
     ap.add_argument("--device", default="auto", help="device number, or auto (first GPU)")
     ap.add_argument("--standin", default="", help="CUDA driver stand-in lib dir (host-side "

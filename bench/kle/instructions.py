@@ -276,7 +276,7 @@ def run_pair(a, env, t):
 def parser(bench, repeat, what, unit):
     """The options of a command that runs `bench` under callgrind, what
     (runs, regions) per pair of runs, figures per unit."""
-    ap = argparse.ArgumentParser(prog=common.PROG, description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog=common.PROG, description=common.summary(__doc__))
     ap.set_defaults(unit=unit)
     ap.add_argument("--bench", default=os.path.join(REPO, "build", "bench", bench))
     ap.add_argument("--standin", default=os.path.join(REPO, "build", "test", "cuda-standin", "lib"),

@@ -157,7 +157,7 @@ def latency(a):
 
 def main(argv):
     ap = cg.parser("launch-cost", 1, "regions", "regions")
-    ap.description = __doc__.splitlines()[0]
+    ap.description = common.summary(__doc__)
     ap.add_argument("mode", choices=("instructions", "calls", "latency"))
     ap.add_argument("--stock", default="", help="stock libomptarget and libomp directories, "
                     "DIR:DIR (default: build/stock's, from scripts/build-stock.sh)")

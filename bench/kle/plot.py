@@ -49,7 +49,7 @@ def load(path):
     return data, paired
 
 def main(argv):
-    ap = Parser(prog=common.PROG, description=__doc__.splitlines()[0])
+    ap = Parser(prog=common.PROG, description=common.summary(__doc__))
     ap.add_argument("json", help="kle-interleaved.json written by klebench.py compare")
     ap.add_argument("-o", "--output", help="file to write, in the format of its extension "
                     "(default: kle-interleaved.png next to the JSON)")
