@@ -106,6 +106,8 @@ def calls(a):
         print("FORBIDDEN per-region call: %s %.2f per region" % (k, r["calls"][k]))
     return r, 1 if bad else 0
 
+MIN_PAIRS_CI = 6  # fewer pairs give no block-bootstrap CI worth printing
+
 def latency(a):
     np, _ = common.require_scipy()
     dev = "cuda" if a.device == "cuda" else "host"
@@ -131,8 +133,14 @@ def latency(a):
         print("pair %d: fork %.0f ns, stock %.0f ns, ratio %.3f" %
               (i + 1, got["fork"]["ns_per_region"], got["stock"]["ns_per_region"],
                got["fork"]["ns_per_region"] / got["stock"]["ns_per_region"]), file=sys.stderr)
-    ratio = stats.paired_median_ci(
-        [p["fork"]["ns_per_region"] / p["stock"]["ns_per_region"] for p in pairs])
+    def ci(values):  # (median, low, high); no bounds from too few pairs
+        m = stats.paired_median_ci(values)
+        return m if len(values) >= MIN_PAIRS_CI else (m[0], None, None)
+
+    def shown(m, ci95=""):
+        return "%s[%.3f, %.3f]" % ((ci95,) + tuple(m[1:])) if m[1] is not None else \
+            "(no CI: fewer than %d pairs)" % MIN_PAIRS_CI
+    ratio = ci([p["fork"]["ns_per_region"] / p["stock"]["ns_per_region"] for p in pairs])
     res = {"device": dev, "kind": a.kind, "pairs": pairs, "regions_per_sample": a.regions,
            "samples": a.samples, "median_ratio": ratio[0], "ci95": list(ratio[1:])}
     for rt in ("fork", "stock", "floor"):
@@ -142,7 +150,7 @@ def latency(a):
             if (src[0][1] + k) in src[0][0]:
                 res["%s_%s" % (rt, k)] = float(np.median([x[pre + k] for x, pre in src]))
         if floor and rt != "floor":
-            res[rt + "_x_floor"] = list(stats.paired_median_ci([p[rt]["x_floor"] for p in pairs]))
+            res[rt + "_x_floor"] = list(ci([p[rt]["x_floor"] for p in pairs]))
     where = "CUDA DRIVER STAND-IN (host-side overhead only)" if floor else "HOST DEVICE"
     print("%s %s-region latency, %d interleaved pairs of processes (each: median of %d "
           "samples of %d regions)" % (where, a.kind, a.pairs, a.samples, a.regions))
@@ -150,9 +158,10 @@ def latency(a):
         ns, cpu = res[rt + "_ns_per_region"], res[rt + "_cpu_ns_per_region"]
         print("%s %.0f ns per region (median over %s), CPU %.0f ns per region (%.2f x wall)%s"
               % (rt, ns, "processes" if rt == "floor" else "pairs", cpu, cpu / ns,
-                 "; %.2f x floor [%.2f, %.2f]" % tuple(res[rt + "_x_floor"])
+                 "; %.2f x floor %s" % (res[rt + "_x_floor"][0], shown(res[rt + "_x_floor"]))
                  if floor and rt != "floor" else ""))
-    print("median ratio fork/stock %.3f, 95%% CI [%.3f, %.3f]" % ratio)
+    print("median ratio fork/stock %.3f%s" % (ratio[0], ", " + shown(ratio, "95% CI ")
+                                             if ratio[1] is not None else " " + shown(ratio)))
     return res, 0
 
 def main(argv):
@@ -167,7 +176,7 @@ def main(argv):
                     "patches)")
     ap.add_argument("--device", default="both", choices=("cuda", "host", "both"),
                     help="instructions and calls: where (default both); latency: host "
-                         "(default) or cuda (the stand-in, with the floor)")
+                         "(default; cuda for nowait) or cuda (the stand-in, with the floor)")
     ap.add_argument("--kind", default="reduction",
                     help="latency: the region, reduction[:TEAMS][@THREADS], "
                          "baseline[:TEAMS][@THREADS] or nowait (default reduction)")
@@ -192,7 +201,10 @@ def main(argv):
     if a.mode != "latency":
         cg.find_valgrind(a)
     if a.mode == "latency" and a.device == "both":
-        a.device = "host"
+        a.device = "cuda" if a.kind == "nowait" else "host"
+    if a.mode == "latency" and a.kind == "nowait" and a.device == "host":
+        die("--kind nowait runs on --device cuda only: stock LLVM 22.1.8 crashes on nowait "
+            "regions on the host device (SIGSEGV in __kmpc_give_task; the fork's patch 0005)")
     if a.mode != "calls" and a.device != "host" and not os.path.exists(
             os.path.join(a.standin, "libcuda.so.1")):
         die("no CUDA driver stand-in at %s (build the fork's tests)" % a.standin)
