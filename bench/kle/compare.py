@@ -317,7 +317,8 @@ def pick_device(a, env):
 
 def main(argv):
     ap = argparse.ArgumentParser(prog=common.PROG, description=common.summary(__doc__))
-    ap.add_argument("--bench", default=os.path.join(REPO, "build", "bench", "kle-bench"))
+    ap.add_argument("--bench", default=os.path.join(REPO, "build", "bench", "kle-bench"),
+                    help="the kle-bench to run (default %(default)s)")
     ap.add_argument("--device", default="auto", help="device number, or auto (first GPU)")
     ap.add_argument("--standin", default="", help="CUDA driver stand-in lib dir (host-side "
                     "overhead only)")
@@ -350,9 +351,12 @@ def main(argv):
     ab_opts = ap.add_argument_group("--ab: two builds")
     ab_opts.add_argument("--ab", action="append", default=[], metavar="NAME=PATH",
                          help="a kle-bench build, given twice")
-    ab_opts.add_argument("--filter", default="^(ReductionAfterWork|KernelReduction/teams:(1|132|16384)/)")
-    ab_opts.add_argument("--rounds", type=int, default=2)
-    ab_opts.add_argument("--min-time", default="0.05")
+    ab_opts.add_argument("--filter", default="^(ReductionAfterWork|KernelReduction/teams:(1|132|16384)/)",
+                         help="the Google Benchmark rows to compare (a regex)")
+    ab_opts.add_argument("--rounds", type=int, default=2,
+                         help="rounds, each running both builds (default %(default)s)")
+    ab_opts.add_argument("--min-time", default="0.05",
+                         help="seconds per benchmark row (default %(default)s)")
     ab_opts.add_argument("--json", default="", help="file for the raw samples")
     a = ap.parse_args(argv)
     if a.timeout < 1:

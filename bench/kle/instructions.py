@@ -278,14 +278,15 @@ def parser(bench, repeat, what, unit):
     (runs, regions) per pair of runs, figures per unit."""
     ap = argparse.ArgumentParser(prog=common.PROG, description=common.summary(__doc__))
     ap.set_defaults(unit=unit)
-    ap.add_argument("--bench", default=os.path.join(REPO, "build", "bench", bench))
+    ap.add_argument("--bench", default=os.path.join(REPO, "build", "bench", bench),
+                    help="the benchmark program (default %(default)s)")
     ap.add_argument("--standin", default=os.path.join(REPO, "build", "test", "cuda-standin", "lib"),
                     help="CUDA driver stand-in lib dir (holds libcuda.so.1)")
     ap.add_argument("--launches", default="50,150",
                     help="the %s N1,N2 (1 <= N1 < N2) of each pair of runs" % what)
     ap.add_argument("--repeat", type=int, default=repeat,
                     help="pairs of runs per row (median; default %(default)s)")
-    ap.add_argument("--valgrind", default="valgrind")
+    ap.add_argument("--valgrind", default="valgrind", help="the valgrind to run")
     ap.add_argument("--timeout", type=int, default=600, help="seconds per run (default 600)")
     ap.add_argument("--keep", default="", help="keep the callgrind output files in this dir")
     return ap

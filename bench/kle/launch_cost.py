@@ -180,11 +180,18 @@ def main(argv):
     ap.add_argument("--kind", default="reduction",
                     help="latency: the region, reduction[:TEAMS][@THREADS], "
                          "baseline[:TEAMS][@THREADS] or nowait (default reduction)")
-    ap.add_argument("--forbid", default="dlsym,strtol")
-    ap.add_argument("--pairs", type=int, default=20)
-    ap.add_argument("--regions", type=int, default=2000)
-    ap.add_argument("--samples", type=int, default=5)
-    ap.add_argument("--out", default="")
+    ap.add_argument("--forbid", default="dlsym,strtol",
+                    help="calls: exit status 1 if one of these counted calls is made per "
+                         "region (default %(default)s)")
+    ap.add_argument("--pairs", type=int, default=20,
+                    help="latency: interleaved pairs of processes (default %(default)s; a CI "
+                         "from 6)")
+    ap.add_argument("--regions", type=int, default=2000,
+                    help="latency: regions per sample (default %(default)s)")
+    ap.add_argument("--samples", type=int, default=5,
+                    help="latency: samples per process, their median kept (default "
+                         "%(default)s)")
+    ap.add_argument("--out", default="", help="the JSON file to write")
     a = ap.parse_args(argv)
     cg.check(a, ("repeat", "pairs", "regions", "samples"))
     m = re.fullmatch(r"nowait|(?:reduction|baseline)(?::(\d+))?(?:@(\d+))?", a.kind)
