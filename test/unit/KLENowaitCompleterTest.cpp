@@ -21,6 +21,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <sys/resource.h>
 #include <thread>
@@ -138,6 +139,20 @@ TEST(KLENowaitCompleterTest, BusyQueueBacksOff) {
   ASSERT_TRUE(waitFor([&] { return Fast.Completions.load() == 1; }));
   EXPECT_LT(std::chrono::steady_clock::now() - Start,
             std::chrono::milliseconds(500));
+  Slow.Ready = true;
+  ASSERT_TRUE(waitFor([&] { return Slow.Completions.load() == 1; }));
+}
+
+// LIBOMPTARGET_NOWAIT_BUSYWAIT's largest values busy-wait: a bound above what
+// the clock's nanoseconds hold overflowed in the comparison and made the
+// completer sleep between passes, as 0 does.
+TEST(KLENowaitCompleterTest, HugeBusyWaitPollsBackToBack) {
+  llvm::omp::target::NowaitCompleterTy C(pollFake, completeFake, UINT64_MAX);
+  FakeTaskTy Slow;
+  C.defer(&Slow.Handle, &Slow);
+  ASSERT_TRUE(waitFor([&] { return Slow.Polls.load() >= 1; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_GE(Slow.Polls.load(), 2000); // BusyQueueBacksOff: at most 400
   Slow.Ready = true;
   ASSERT_TRUE(waitFor([&] { return Slow.Completions.load() == 1; }));
 }

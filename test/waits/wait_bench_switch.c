@@ -56,7 +56,7 @@ int main(void) {
 // CHECK-NEXT: set_wait(0)=0 value=41 slept=1 wakeups=1
 // CHECK: launches={{[0-9]+}} violations=0
 // BAD-DAG: warning: ignoring invalid value 'abc' for LIBOMPTARGET_CUDA_STREAM_BUSYWAIT (want a whole number from 0); using the default
-// BAD-DAG: CUDA message: warning: LIBOMPTARGET_CUDA_STAGED_COPY_BACK_MAX=100000 is above 65536 bytes; using 65536
+// BAD-DAG: message: warning: LIBOMPTARGET_CUDA_STAGED_COPY_BACK_MAX=100000 is above 65536 bytes; using 65536
 // BAD: set_wait(-1)=0 value=41
 // BAD: launches={{[0-9]+}} violations=0
 // ONCE: warning: ignoring invalid value '-3' for LIBOMPTARGET_CUDA_STREAM_BUSYWAIT (want a whole number from 0); using the default

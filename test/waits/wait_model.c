@@ -18,6 +18,9 @@
 // RUN:   %run %t spin 2>&1 | %fcs=CHECK,POLL
 // RUN: %standin-env KLE_STANDIN_DELAY_US=20000:20000 KLE_STANDIN_WAKEUP_US=300:300:50 KLE_STANDIN_STATS=1 \
 // RUN:   %run %t auto 2>&1 | %fcs=CHECK,POLL
+// Two scheduling modes at once: refused, as the driver refuses them.
+// RUN: %standin-env not %run %t spin+blocking 2>&1 | %fcs=TWOMODES
+// TWOMODES: cuCtxCreate_v2(&C, Flags, Dev) failed: 1
 // Unset WAKEUP_US: waits still counted, no wake-up.
 // RUN: %standin-env KLE_STANDIN_DELAY_US=20000:20000 KLE_STANDIN_STATS=1 \
 // RUN:   %run %t blocking 2>&1 | %fcs=CHECK,NOWAKE
@@ -77,7 +80,10 @@ static void delta(const char *What) {
 
 int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IONBF, 0);
-  unsigned Flags = !strcmp(argv[1], "blocking") ? 4 : !strcmp(argv[1], "spin") ? 1 : 0;
+  unsigned Flags = !strcmp(argv[1], "blocking") ? 4
+                   : !strcmp(argv[1], "spin")   ? 1
+                   : !strcmp(argv[1], "spin+blocking") ? 5
+                                                       : 0;
   int Dev;
   CUcontext C;
   CK(cuInit(0));

@@ -41,11 +41,14 @@ public:
   /// Ends a task whose work has completed.
   using CompleteFnTy = void (*)(void *Task);
 
-  /// \p BusyWaitUs: microseconds, at most INT64_MAX (more is that).
+  /// \p BusyWaitUs: microseconds; more than a steady clock's nanoseconds can
+  /// hold (about 292 years) is that.
   NowaitCompleterTy(PollFnTy Poll, CompleteFnTy Complete, uint64_t BusyWaitUs)
       : Poll(Poll), Complete(Complete),
-        BusyWait(std::chrono::microseconds(
-            std::min<uint64_t>(BusyWaitUs, INT64_MAX))) {}
+        BusyWait(std::chrono::microseconds(std::min<uint64_t>(
+            BusyWaitUs, std::chrono::duration_cast<std::chrono::microseconds>(
+                            std::chrono::steady_clock::duration::max())
+                            .count()))) {}
 
   /// No defer may run concurrently with destruction.
   ~NowaitCompleterTy() { stop(); }

@@ -18,8 +18,12 @@ Ctx *newCtx(int Dev, bool Primary) {
   auto *C = new Ctx();
   C->Dev = Dev;
   C->Primary = Primary;
-  addHandle(C, H_CTX);
   C->Default = newStream(C, true);
+  if (!C->Default) { // no thread for its default stream
+    delete C;
+    return nullptr;
+  }
+  addHandle(C, H_CTX);
   return C;
 }
 
@@ -266,6 +270,8 @@ EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *C, CUdevice D) {
     }
   }
   X = newCtx(D, true);
+  if (!X)
+    return ERR_OUT_OF_MEMORY;
   {
     std::lock_guard<std::mutex> L(g().Mtx);
     X->Flags = g().DevFlags[D];
@@ -319,12 +325,19 @@ EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice D, unsigned *Flags,
   return CUDA_SUCCESS;
 }
 
+// One scheduling mode at most: auto (0), spin, yield or blocking sync; the
+// driver refuses two at once.
+static bool validSched(unsigned Flags) {
+  unsigned Sched = Flags & CU_CTX_SCHED_MASK; // auto 0, spin 1, yield 2
+  return Sched <= 2 || Sched == CU_CTX_SCHED_BLOCKING_SYNC;
+}
+
 EXPORT CUresult cuDevicePrimaryCtxSetFlags(CUdevice D, unsigned Flags) { // _v2
   ENTRY("cuDevicePrimaryCtxSetFlags_v2");
   NEED_INIT();
   if (!validDev(D))
     return ERR_INVALID_DEVICE;
-  if (Flags & ~0x1Fu)
+  if ((Flags & ~0x1Fu) || !validSched(Flags))
     return CUDA_ERROR_INVALID_VALUE;
   std::lock_guard<std::mutex> L(g().Mtx);
   g().DevFlags[D] = Flags;
@@ -336,11 +349,13 @@ EXPORT CUresult cuDevicePrimaryCtxSetFlags(CUdevice D, unsigned Flags) { // _v2
 EXPORT CUresult cuCtxCreate_v2(CUcontext *C, unsigned Flags, CUdevice D) {
   ENTRY("cuCtxCreate_v2");
   NEED_INIT();
-  if (!C)
+  if (!C || !validSched(Flags))
     return CUDA_ERROR_INVALID_VALUE;
   if (!validDev(D))
     return ERR_INVALID_DEVICE;
   Ctx *X = newCtx(D, false);
+  if (!X)
+    return ERR_OUT_OF_MEMORY;
   X->Ref = 1;
   X->Flags = Flags;
   CurrentCtx = X;

@@ -328,7 +328,8 @@ void releaseLocked(const AllocP &A, const char *By);
 // Streams (cuda_stream.cpp)
 //===----------------------------------------------------------------------===//
 
-/// A stream of \p C with its worker thread, registered as a handle.
+/// A stream of \p C with its worker thread, registered as a handle; null
+/// when no thread could be started (the caller reports out of memory).
 Stream *newStream(Ctx *C, bool IsDefault);
 /// Queues \p O on \p S; returns its sequence number.
 uint64_t enqueue(Stream *S, std::shared_ptr<Op> O);
@@ -381,7 +382,8 @@ void waitReport();
 // Contexts and reports (cuda_context.cpp, cuda_front.cpp)
 //===----------------------------------------------------------------------===//
 
-/// A new context with its default stream, registered as a handle.
+/// A new context with its default stream, registered as a handle; null when
+/// no thread could be started for that stream.
 Ctx *newCtx(int Dev, bool Primary);
 /// Drains, reports and destroys \p C (Why names the caller in the report).
 void destroyCtx(Ctx *C, const char *Why);

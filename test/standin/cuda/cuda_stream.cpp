@@ -9,6 +9,8 @@
 #include "cuda_front.h"
 #include "../core/kle_contract.h"
 
+#include <system_error>
+
 namespace cuda_standin {
 
 using standin::contract::Check;
@@ -69,7 +71,12 @@ Stream *newStream(Ctx *C, bool IsDefault) {
   S->Rng.seed(core().Seed + S->Id * 7919);
   {
     std::lock_guard<std::mutex> L(workers().M);
-    S->Work.start([S] { streamWorker(S); });
+    try {
+      S->Work.start([S] { streamWorker(S); });
+    } catch (const std::system_error &) { // no thread to be had
+      delete S;
+      return nullptr;
+    }
     workers().Streams.push_back(S);
   }
   {
@@ -410,7 +417,10 @@ EXPORT CUresult cuStreamCreate(CUstream *H, unsigned Flags) {
   NEED_CTX();
   if (!H || (Flags & ~1u))
     return CUDA_ERROR_INVALID_VALUE;
-  *H = reinterpret_cast<CUstream>(newStream(CurrentCtx, false));
+  Stream *S = newStream(CurrentCtx, false);
+  if (!S)
+    return ERR_OUT_OF_MEMORY;
+  *H = reinterpret_cast<CUstream>(S);
   return CUDA_SUCCESS;
 }
 
