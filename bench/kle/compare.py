@@ -85,10 +85,10 @@ def interleaved(a, env, num, uid, driver, host_only, timer_dir):
     units = [stats.unit_name(t, w) for t in transports + ["baseline"]
              for w in (waits or [""])] + (["floor"] if floor else [])
     passes = 2 if timer_dir else 1
-    per_cycle = len(units) * (len(a.teams.split(",")) + a.batch) * \
-        (30e-6 if host_only else 60e-6)
+    teams = len(a.teams.split(","))
+    per_cycle = len(units) * (teams + a.batch) * (30e-6 if host_only else 60e-6)
     # The statistics: about 3 bootstrap CIs per unit and benchmark, ~70 ms each.
-    benches = len(a.teams.split(",")) + (1 if a.batch else 0)
+    benches = teams + (1 if a.batch else 0)
     est = passes * (0.5 + (a.cycles + a.warmup) * per_cycle) + benches * 3 * len(units) * 0.07
     note("interleaved: %d kle-bench run%s, %d+%d cycles of %s, teams %s%s; estimated %s"
          % (passes, "s" if passes > 1 else "", a.warmup, a.cycles, ",".join(units), a.teams,

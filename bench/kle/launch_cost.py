@@ -137,9 +137,9 @@ def latency(a):
         m = stats.paired_median_ci(values)
         return m if len(values) >= MIN_PAIRS_CI else (m[0], None, None)
 
-    def shown(m, ci95=""):
-        return "%s[%.3f, %.3f]" % ((ci95,) + tuple(m[1:])) if m[1] is not None else \
-            "(no CI: fewer than %d pairs)" % MIN_PAIRS_CI
+    def shown(m, sep=" ", label="", digits=3):  # " [lo, hi]", or why there is none
+        return "%s%s[%.*f, %.*f]" % (sep, label, digits, m[1], digits, m[2]) \
+            if m[1] is not None else " (no CI: fewer than %d pairs)" % MIN_PAIRS_CI
     ratio = ci([p["fork"]["ns_per_region"] / p["stock"]["ns_per_region"] for p in pairs])
     res = {"device": dev, "kind": a.kind, "pairs": pairs, "regions_per_sample": a.regions,
            "samples": a.samples, "median_ratio": ratio[0], "ci95": list(ratio[1:])}
@@ -158,10 +158,9 @@ def latency(a):
         ns, cpu = res[rt + "_ns_per_region"], res[rt + "_cpu_ns_per_region"]
         print("%s %.0f ns per region (median over %s), CPU %.0f ns per region (%.2f x wall)%s"
               % (rt, ns, "processes" if rt == "floor" else "pairs", cpu, cpu / ns,
-                 "; %.2f x floor %s" % (res[rt + "_x_floor"][0], shown(res[rt + "_x_floor"]))
+                 "; %.2f x floor%s" % (res[rt + "_x_floor"][0], shown(res[rt + "_x_floor"], digits=2))
                  if floor and rt != "floor" else ""))
-    print("median ratio fork/stock %.3f%s" % (ratio[0], ", " + shown(ratio, "95% CI ")
-                                             if ratio[1] is not None else " " + shown(ratio)))
+    print("median ratio fork/stock %.3f%s" % (ratio[0], shown(ratio, ", ", "95% CI ")))
     return res, 0
 
 def main(argv):
