@@ -20,7 +20,7 @@
 // was recorded (also after the queue went back to its pool).
 //
 // Thread safety: noteTransfer and needsWait run with the entry locked (as
-// upstream's addEventIfNecessary and waits); the table takes one mutex.
+// upstream's addEventIfNecessary and waits); the table is thread-safe.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,26 +36,77 @@
 namespace llvm::omp::target::maporder {
 
 /// Per queue (a plugin's __tgt_async_info::Queue), the largest transfer id
-/// of an async info that held it and completed.
+/// of an async info that held it and completed. The first NumSlots queues
+/// seen get a slot found and updated without a lock (a queue's slot is
+/// claimed once and never freed); later ones go to a map under a mutex.
+/// Thread-safe.
 class TransfersTy {
 public:
   uint64_t newId() { return Next.fetch_add(1, std::memory_order_relaxed) + 1; }
+
   uint64_t completedId(void *Queue) {
+    bool Full;
+    if (SlotTy *S = slot(Queue, /*Claim=*/false, Full))
+      return S->Id.load(std::memory_order_acquire);
+    if (!Full)
+      return 0;
     std::lock_guard<std::mutex> L(M);
-    auto It = Done.find(Queue);
-    return It == Done.end() ? 0 : It->second;
+    auto It = Overflow.find(Queue);
+    return It == Overflow.end() ? 0 : It->second;
   }
+
   void completed(void *Queue, uint64_t Id) {
+    bool Full;
+    if (SlotTy *S = slot(Queue, /*Claim=*/true, Full)) {
+      uint64_t Cur = S->Id.load(std::memory_order_relaxed);
+      while (Id > Cur && !S->Id.compare_exchange_weak(
+                             Cur, Id, std::memory_order_release,
+                             std::memory_order_relaxed))
+        ;
+      return;
+    }
     std::lock_guard<std::mutex> L(M);
-    uint64_t &D = Done[Queue];
+    uint64_t &D = Overflow[Queue];
     if (Id > D)
       D = Id;
   }
 
 private:
-  std::mutex M;
-  llvm::DenseMap<void *, uint64_t> Done;
+  static constexpr size_t NumSlots = 256;
+  struct SlotTy {
+    std::atomic<void *> Queue{nullptr};
+    std::atomic<uint64_t> Id{0};
+  };
+
+  /// \p Queue's slot (claiming a free one if \p Claim), or null; \p Full:
+  /// every slot is another queue's, so Queue may be in Overflow. A reader
+  /// that races with a claim may miss the slot: it then sees no completion,
+  /// which only makes a user wait.
+  SlotTy *slot(void *Queue, bool Claim, bool &Full) {
+    uintptr_t H = reinterpret_cast<uintptr_t>(Queue);
+    size_t I = ((H >> 4) ^ (H >> 9)) & (NumSlots - 1);
+    Full = false;
+    for (size_t N = 0; N < NumSlots; ++N, I = (I + 1) & (NumSlots - 1)) {
+      void *Q = Slots[I].Queue.load(std::memory_order_acquire);
+      if (!Q) {
+        if (!Claim)
+          return nullptr;
+        if (Slots[I].Queue.compare_exchange_strong(Q, Queue,
+                                                   std::memory_order_acq_rel))
+          return &Slots[I];
+        // Q is now the queue that claimed the slot first.
+      }
+      if (Q == Queue)
+        return &Slots[I];
+    }
+    Full = true;
+    return nullptr;
+  }
+
+  SlotTy Slots[NumSlots];
   std::atomic<uint64_t> Next{0};
+  std::mutex M;
+  llvm::DenseMap<void *, uint64_t> Overflow;
 };
 
 /// The process's table (never destroyed: async infos complete during exit).
