@@ -322,10 +322,14 @@ Error KLETransportTy::recycleCompletedQueue(__tgt_async_info &AsyncInfo) {
   // After deinit the slabs are gone: a late synchronize has nothing to give.
   if (!Deinitialized.load(std::memory_order_acquire)) {
     PathTimerTy Timer(TimePath, PathNs);
+    auto Recycle = [&](uint64_t Id) {
+      if (Error Err = Pool->recycle(Id))
+        Result = joinErrors(std::move(Result), std::move(Err));
+    };
     for (uint64_t Id : AsyncInfo.KLESlotIds)
-      Result = joinErrors(std::move(Result), Pool->recycle(Id));
+      Recycle(Id);
     if (First != KLESlotTy::InvalidId)
-      Result = joinErrors(std::move(Result), Pool->recycle(First));
+      Recycle(First);
   }
   AsyncInfo.KLESlotIds.clear();
   return Result;
