@@ -17,7 +17,11 @@
 
 #include "gtest/gtest.h"
 
+#include <atomic>
 #include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 using namespace llvm::omp::target::plugin;
@@ -64,6 +68,17 @@ TEST(KLEWaitTest, BudgetSpentThenBlocks) {
   EXPECT_EQ(Blocks, 1);
 }
 
+/// What KLECopyBackTy needs of an async info (__tgt_async_info's fields).
+struct AsyncInfo {
+  struct KLEStagedCopyTy {
+    void *Block;
+    void *Dst;
+    size_t Size;
+  };
+  std::mutex Mutex;
+  llvm::SmallVector<KLEStagedCopyTy, 1> KLEStagedCopies;
+};
+
 struct Slabs {
   std::vector<void *> Live;
   int Calls = 0;
@@ -102,7 +117,7 @@ TEST(KLEWaitTest, CopyBackStagesSmallPageableOnly) {
   EXPECT_EQ(St.Staged, 2u);
   EXPECT_EQ(St.Direct, 1u);
   EXPECT_EQ(S.Calls, 1);
-  C.deinit([](void *) {}, [&](void *P) { std::free(P); });
+  C.deinit([&](void *P) { std::free(P); });
 }
 
 TEST(KLEWaitTest, CompleteDeliversInEnqueueOrderPerQueue) {
@@ -110,23 +125,75 @@ TEST(KLEWaitTest, CompleteDeliversInEnqueueOrderPerQueue) {
   Slabs S;
   auto A = [&](size_t N) { return S.alloc(N); };
   int X = 0, Y = 0;
-  int QA, QB; // two queues
+  AsyncInfo QA, QB; // two queues
   // Two copies into X on queue A (the later one wins), one into Y on B.
   void *B1 = C.take(&X, 4, A), *B2 = C.take(&X, 4, A), *B3 = C.take(&Y, 4, A);
   *static_cast<int *>(B1) = 1;
   *static_cast<int *>(B2) = 2;
   *static_cast<int *>(B3) = 3;
-  C.enqueued(&QA, B1, &X, 4);
-  C.enqueued(&QA, B2, &X, 4);
-  C.enqueued(&QB, B3, &Y, 4);
-  C.complete(&QB, /*Ok=*/false); // failed queue: dropped
+  C.enqueued(QA, B1, &X, 4);
+  C.enqueued(QA, B2, &X, 4);
+  C.enqueued(QB, B3, &Y, 4);
+  C.complete(QB.KLEStagedCopies, /*Ok=*/false); // failed queue: dropped
   EXPECT_EQ(Y, 0);
   EXPECT_EQ(X, 0);
-  C.complete(&QA, /*Ok=*/true);
+  EXPECT_TRUE(QB.KLEStagedCopies.empty());
+  C.complete(QA.KLEStagedCopies, /*Ok=*/true);
   EXPECT_EQ(X, 2);
-  C.complete(&QA, true); // nothing left
+  C.complete(QA.KLEStagedCopies, true); // nothing left
   EXPECT_EQ(X, 2);
-  C.deinit([](void *) {}, [&](void *P) { std::free(P); });
+  // All three blocks are back: three more takes need no new slab.
+  void *R[3] = {C.take(&X, 4, A), C.take(&X, 4, A), C.take(&X, 4, A)};
+  EXPECT_EQ(S.Calls, 1);
+  for (void *B : R)
+    C.release(B, 4);
+  C.deinit([&](void *P) { std::free(P); });
+}
+
+TEST(KLEWaitTest, ConcurrentCopiesBackOwnTheirBlocks) {
+  // Threads stage, complete and reuse blocks at once (spares and the free
+  // list): a block shared by two copies would deliver another's bytes.
+  KLECopyBackTy C;
+  Slabs S;
+  std::mutex AllocLock;
+  auto A = [&](size_t N) {
+    std::lock_guard<std::mutex> L(AllocLock);
+    return S.alloc(N);
+  };
+  constexpr unsigned NumThreads = 8, Rounds = 2000;
+  std::vector<std::thread> Threads;
+  std::atomic<unsigned> Wrong{0};
+  for (unsigned T = 0; T < NumThreads; ++T)
+    Threads.emplace_back([&, T] {
+      AsyncInfo Q;
+      for (unsigned R = 0; R < Rounds; ++R) {
+        unsigned X = 0, Want = T * Rounds + R;
+        size_t Size = R % 3 ? sizeof(X) : 100; // two size classes
+        unsigned Buf[25] = {};
+        void *Dst = Size == sizeof(X) ? static_cast<void *>(&X) : Buf;
+        void *B = C.take(Dst, Size, A);
+        if (!B) {
+          ++Wrong;
+          continue;
+        }
+        std::memcpy(B, &Want, sizeof(Want)); // what the device copy lands
+        std::this_thread::yield();
+        C.enqueued(Q, B, Dst, Size);
+        {
+          std::lock_guard<std::mutex> L(Q.Mutex);
+          C.complete(Q.KLEStagedCopies, true);
+        }
+        unsigned Got;
+        std::memcpy(&Got, Dst, sizeof(Got));
+        if (Got != Want)
+          ++Wrong;
+      }
+    });
+  for (auto &Th : Threads)
+    Th.join();
+  EXPECT_EQ(Wrong.load(), 0u);
+  EXPECT_EQ(C.stats().Staged, uint64_t(NumThreads) * Rounds);
+  C.deinit([&](void *P) { std::free(P); });
 }
 
 TEST(KLEWaitTest, FailedAllocationBacksOff) {
@@ -141,21 +208,28 @@ TEST(KLEWaitTest, FailedAllocationBacksOff) {
   EXPECT_EQ(C.stats().NoMemory, 5u);
 }
 
-TEST(KLEWaitTest, DeinitWaitsForPendingQueuesAndDrops) {
+TEST(KLEWaitTest, DeinitFreesNoBlockWhileACopyIsStaged) {
   KLECopyBackTy C;
   Slabs S;
   auto A = [&](size_t N) { return S.alloc(N); };
-  int X = 0, Q;
+  int X = 0;
+  AsyncInfo Q;
   void *B = C.take(&X, 4, A);
-  *static_cast<int *>(B) = 7;
-  C.enqueued(&Q, B, &X, 4);
-  std::vector<void *> Synced;
+  C.enqueued(Q, B, &X, 4);
   int Freed = 0;
-  C.deinit([&](void *Queue) { Synced.push_back(Queue); },
-           [&](void *P) { ++Freed, std::free(P); });
-  ASSERT_EQ(Synced.size(), 1u);
-  EXPECT_EQ(Synced[0], &Q);
-  EXPECT_EQ(X, 0); // dropped: its destination may be gone
+  // Q never completed: its copy may still land in the block.
+  C.deinit([&](void *) { ++Freed; });
+  EXPECT_EQ(Freed, 0);
+  EXPECT_EQ(X, 0);
+  std::free(S.Live.at(0)); // the test's own teardown
+
+  KLECopyBackTy D;
+  Slabs T;
+  auto AT = [&](size_t N) { return T.alloc(N); };
+  AsyncInfo R;
+  D.enqueued(R, D.take(&X, 4, AT), &X, 4);
+  D.complete(R.KLEStagedCopies, true);
+  D.deinit([&](void *P) { ++Freed, std::free(P); });
   EXPECT_EQ(Freed, 1);
 }
 
@@ -168,12 +242,12 @@ TEST(KLEWaitTest, SizeClassesUpToTheMaximum) {
   void *B = C.take(Dst, sizeof(Dst), A);
   ASSERT_NE(B, nullptr);
   std::memset(B, 0x5a, sizeof(Dst)); // the whole block is usable
-  int Q;
-  C.enqueued(&Q, B, Dst, sizeof(Dst));
-  C.complete(&Q, true);
+  AsyncInfo Q;
+  C.enqueued(Q, B, Dst, sizeof(Dst));
+  C.complete(Q.KLEStagedCopies, true);
   EXPECT_EQ(Dst[sizeof(Dst) - 1], 0x5a);
   EXPECT_EQ(C.take(Dst, sizeof(Dst) + 1, A), nullptr);
-  C.deinit([](void *) {}, [&](void *P) { std::free(P); });
+  C.deinit([&](void *P) { std::free(P); });
 }
 
 } // namespace

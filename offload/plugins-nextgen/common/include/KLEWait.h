@@ -23,7 +23,6 @@
 
 #include "Shared/Debug.h"
 
-#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
@@ -74,7 +73,10 @@ StatusT pollThenBlock(uint64_t BudgetUs, StatusT NotReady, QueryFn Query,
 /// plugin has not pinned are staged: the driver copies into a pinned block
 /// (asynchronous), and complete() copies the block to the destination once
 /// the queue completed, in enqueue order, before the plugin reports the
-/// queue done. Thread-safe; one queue is completed by one thread at a time.
+/// queue done. The pending copies live in the queue's async info
+/// (__tgt_async_info::KLEStagedCopies). Each size class keeps one spare
+/// block outside the lock, so a copy back whose destination lies outside
+/// every pinned range takes and returns a block without it. Thread-safe.
 class KLECopyBackTy {
 public:
   /// Returns pinned host memory of the given size, or nullptr.
@@ -90,6 +92,11 @@ public:
   void notePinned(void *P, size_t Size) {
     std::lock_guard<std::mutex> L(M);
     Pinned[uintptr_t(P)] = Size;
+    // The hull of every range noted so far (never shrunk).
+    if (uintptr_t(P) < PinnedBegin.load(std::memory_order_relaxed))
+      PinnedBegin.store(uintptr_t(P), std::memory_order_release);
+    if (uintptr_t(P) + Size > PinnedEnd.load(std::memory_order_relaxed))
+      PinnedEnd.store(uintptr_t(P) + Size, std::memory_order_release);
   }
   void forgetPinned(void *P) {
     std::lock_guard<std::mutex> L(M);
@@ -104,12 +111,22 @@ public:
   void *take(const void *Dst, size_t Size, AllocFnTy Alloc) {
     if (!Size || Size > Max)
       return nullptr;
-    std::lock_guard<std::mutex> L(M);
-    if (isPinnedLocked(uintptr_t(Dst), Size)) {
-      ++Stats.Direct;
-      return nullptr;
-    }
     unsigned C = sizeClass(Size);
+    uintptr_t D = uintptr_t(Dst);
+    // Outside the hull of the pinned ranges, Dst is in none of them.
+    if (D >= PinnedBegin.load(std::memory_order_acquire) &&
+        D < PinnedEnd.load(std::memory_order_acquire)) {
+      std::lock_guard<std::mutex> L(M);
+      if (isPinnedLocked(D, Size)) {
+        ++Stats.Direct;
+        return nullptr;
+      }
+    }
+    if (void *B = Spare[C].exchange(nullptr, std::memory_order_acquire)) {
+      Staged.fetch_add(1, std::memory_order_relaxed);
+      return B;
+    }
+    std::lock_guard<std::mutex> L(M);
     auto &Free = FreeLists[C];
     // After one failed pinned allocation, no more are tried: each would be
     // a failing driver call per copy back.
@@ -119,66 +136,58 @@ public:
       ++Stats.NoMemory;
       return nullptr;
     }
-    void *B = Free.pop_back_val();
-    ++Stats.Staged;
-    return B;
+    Staged.fetch_add(1, std::memory_order_relaxed);
+    return Free.pop_back_val();
   }
 
-  /// The copy into \p Block (from take()) was enqueued on \p Queue.
-  void enqueued(void *Queue, void *Block, void *Dst, size_t Size) {
-    std::lock_guard<std::mutex> L(M);
-    Pending[Queue].push_back({Block, Dst, Size});
-    ++NumPending;
+  /// The copy into \p Block (from take()) was enqueued on \p AsyncInfo's
+  /// queue (a __tgt_async_info, or a unit test's type with its Mutex and
+  /// KLEStagedCopies). Takes AsyncInfo.Mutex.
+  template <typename AsyncInfoT>
+  void enqueued(AsyncInfoT &AsyncInfo, void *Block, void *Dst, size_t Size) {
+    std::lock_guard<std::mutex> L(AsyncInfo.Mutex);
+    AsyncInfo.KLEStagedCopies.push_back({Block, Dst, Size});
+    Outstanding.fetch_add(1, std::memory_order_relaxed);
   }
   /// Returns \p Block (from take(), for \p Size bytes) unused.
   void release(void *Block, size_t Size) {
-    std::lock_guard<std::mutex> L(M);
-    FreeLists[sizeClass(Size)].push_back(Block);
+    std::unique_lock<std::mutex> L(M, std::defer_lock);
+    giveBack(Block, Size, L);
   }
 
-  /// \p Queue completed (\p Ok) or failed: copies its staged bytes to their
+  /// The queue of the async info whose staged copies are \p Pending
+  /// completed (\p Ok) or failed: copies the staged bytes to their
   /// destinations, in enqueue order, if Ok; returns the blocks either way.
-  /// One relaxed load when nothing is staged anywhere.
-  void complete(void *Queue, bool Ok) {
-    if (!NumPending.load(std::memory_order_acquire))
+  /// The caller holds the async info's Mutex.
+  template <typename StagedCopyT>
+  void complete(llvm::SmallVectorImpl<StagedCopyT> &Pending, bool Ok) {
+    if (Pending.empty())
       return;
-    std::lock_guard<std::mutex> L(M);
-    auto It = Pending.find(Queue);
-    if (It == Pending.end())
-      return;
-    for (const PendingTy &P : It->second) {
+    std::unique_lock<std::mutex> L(M, std::defer_lock);
+    for (const auto &P : Pending) {
       if (Ok)
         std::memcpy(P.Dst, P.Block, P.Size);
-      FreeLists[sizeClass(P.Size)].push_back(P.Block);
+      giveBack(P.Block, P.Size, L);
     }
-    NumPending -= It->second.size();
-    Pending.erase(It);
+    Outstanding.fetch_sub(Pending.size(), std::memory_order_relaxed);
+    Pending.clear();
   }
 
-  /// Device teardown. A queue whose copies back were never seen complete
-  /// (work left in flight at exit) is waited for with \p Sync, so no copy
-  /// lands in a freed block, and its bytes are dropped: their destinations
-  /// may be gone. Then frees every block and forgets every pinned range.
-  /// Nothing else may run on this object meanwhile.
-  void deinit(llvm::function_ref<void(void *)> Sync, FreeFnTy Free) {
-    llvm::SmallVector<void *, 4> Queues;
-    {
-      std::lock_guard<std::mutex> L(M);
-      for (auto &KV : Pending)
-        Queues.push_back(KV.first);
-    }
-    for (void *Q : Queues) {
-      Sync(Q);
-      complete(Q, /*Ok=*/false);
-    }
+  /// Device teardown: frees every block with \p Free and forgets every
+  /// pinned range. While copies are still staged (an async info never seen
+  /// complete: work left in flight at exit), no block is freed, so no copy
+  /// lands in freed memory; the device's teardown reclaims them. Nothing else
+  /// may run on this object meanwhile.
+  void deinit(FreeFnTy Free) {
     std::lock_guard<std::mutex> L(M);
-    for (void *S : Slabs)
-      Free(S);
+    if (!Outstanding.load(std::memory_order_relaxed))
+      for (void *S : Slabs)
+        Free(S);
     Slabs.clear();
     for (auto &F : FreeLists)
       F.clear();
-    Pending.clear();
-    NumPending = 0;
+    for (auto &S : Spare)
+      S.store(nullptr, std::memory_order_relaxed);
     Pinned.clear();
   }
 
@@ -190,15 +199,12 @@ public:
   };
   StatsTy stats() {
     std::lock_guard<std::mutex> L(M);
-    return Stats;
+    StatsTy S = Stats;
+    S.Staged = Staged.load(std::memory_order_relaxed);
+    return S;
   }
 
 private:
-  struct PendingTy {
-    void *Block;
-    void *Dst;
-    size_t Size;
-  };
   /// Blocks of 64 << C bytes; 64 << (NumClasses - 1) >= MaxCopyBackStagingMax.
   static constexpr unsigned NumClasses = 11;
   static constexpr size_t SlabBytes = 64 * 1024;
@@ -208,6 +214,18 @@ private:
     while ((size_t(64) << C) < Size)
       ++C;
     return C;
+  }
+  /// Puts \p Block into its class's spare, or into the free list (taking
+  /// \p L, M's deferred lock, if it does not hold it yet) when the spare is
+  /// occupied.
+  void giveBack(void *Block, size_t Size, std::unique_lock<std::mutex> &L) {
+    unsigned C = sizeClass(Size);
+    void *Old = Spare[C].exchange(Block, std::memory_order_acq_rel);
+    if (!Old)
+      return;
+    if (!L.owns_lock())
+      L.lock();
+    FreeLists[C].push_back(Old);
   }
   bool isPinnedLocked(uintptr_t P, size_t N) const {
     auto It = Pinned.upper_bound(P);
@@ -234,10 +252,14 @@ private:
   size_t Max = DefaultCopyBackStagingMax;
   bool GrowFailed = false;
   std::map<uintptr_t, size_t> Pinned;
+  std::atomic<uintptr_t> PinnedBegin{UINTPTR_MAX}, PinnedEnd{0};
   llvm::SmallVector<void *, 64> FreeLists[NumClasses];
+  /// Per class, one free block or null, taken and given by exchange.
+  std::atomic<void *> Spare[NumClasses] = {};
   llvm::SmallVector<void *, 4> Slabs;
-  llvm::DenseMap<void *, llvm::SmallVector<PendingTy, 2>> Pending;
-  std::atomic<size_t> NumPending{0};
+  /// Blocks taken and enqueued, not yet returned by complete().
+  std::atomic<size_t> Outstanding{0};
+  std::atomic<uint64_t> Staged{0};
   StatsTy Stats;
 };
 
