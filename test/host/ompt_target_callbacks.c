@@ -2,16 +2,17 @@
 // in the program (ompt_start_tool): the target region's begin and end, its
 // kernel submission, and the tofrom map's transfers, whose initial-device
 // number is omp_get_initial_device() (patch 0007 passes the plugin manager's
-// count there instead of calling omp_get_initial_device()). Stock LLVM
-// 22.1.8 prints the same lines.
+// count there instead of calling omp_get_initial_device()), and each passes
+// the region's code pointer (patch 0037 sets and reads it only with a tool:
+// here it must be there). Stock LLVM 22.1.8 prints the same lines.
 // RUN: %clang-host -O2 %s -o %t && %run %t | %fc
 // CHECK: initial device [[N:[1-9][0-9]*]]
-// CHECK: target begin device_num=0
-// CHECK: data op transfer_to_device src_device_num=[[N]] dest_device_num=0 bytes=8
+// CHECK: target begin device_num=0 codeptr=set
+// CHECK: data op transfer_to_device src_device_num=[[N]] dest_device_num=0 bytes=8 codeptr=set
 // CHECK: submit begin requested_num_teams=1
 // CHECK: submit end
-// CHECK: data op transfer_from_device src_device_num=0 dest_device_num=[[N]] bytes=8
-// CHECK: target end device_num=0
+// CHECK: data op transfer_from_device src_device_num=0 dest_device_num=[[N]] bytes=8 codeptr=set
+// CHECK: target end device_num=0 codeptr=set
 // CHECK: sum 4950
 
 #include <omp-tools.h>
@@ -22,8 +23,9 @@ static void onTarget(ompt_target_t Kind, ompt_scope_endpoint_t Endpoint,
                      int DeviceNum, ompt_data_t *TaskData, ompt_id_t TargetId,
                      const void *CodePtr) {
   if (Kind == ompt_target)
-    printf("target %s device_num=%d\n",
-           Endpoint == ompt_scope_begin ? "begin" : "end", DeviceNum);
+    printf("target %s device_num=%d codeptr=%s\n",
+           Endpoint == ompt_scope_begin ? "begin" : "end", DeviceNum,
+           CodePtr ? "set" : "null");
 }
 
 static void onDataOp(ompt_id_t TargetId, ompt_id_t HostOpId,
@@ -35,8 +37,9 @@ static void onDataOp(ompt_id_t TargetId, ompt_id_t HostOpId,
                          ? "transfer_from_device"
                          : 0;
   if (Name)
-    printf("data op %s src_device_num=%d dest_device_num=%d bytes=%zu\n", Name,
-           SrcDevice, DestDevice, Bytes);
+    printf("data op %s src_device_num=%d dest_device_num=%d bytes=%zu "
+           "codeptr=%s\n",
+           Name, SrcDevice, DestDevice, Bytes, CodePtr ? "set" : "null");
 }
 
 static void onSubmit(ompt_scope_endpoint_t Endpoint, ompt_data_t *TargetData,
