@@ -138,6 +138,7 @@ int main(int argc, char **argv) {
 // HSA-GRAND: kle-hsa-standin(child)(child): live device=0 fine=0 kernarg=0 host-coarse=0 locked=0 signals=0 queues=0 executables=0 handlers=0 copies=0
 // HSA-GRAND: kle-hsa-standin(child)(child): launches=0 violations=0
 // HSA-GRAND: child status=0
+// CUDA-INFLIGHT: kle-standin(child): live device=0 pinned=0 managed=0 {{.*}}at=cuDevicePrimaryCtxRelease
 // CUDA: kle-standin(child): live device=0 pinned=0 managed=0
 // HSA: kle-hsa-standin(child): live device=0 fine=0 kernarg=0 host-coarse=0 locked=0 signals=0 queues=0 executables=0 handlers=0 copies=0
 // CUDA-OFFLOAD: kle-standin(child): launches=8 violations=0

@@ -22,6 +22,9 @@
 #include <cstring>
 #include <mutex>
 #include <thread>
+
+#include <sys/wait.h>
+#include <unistd.h>
 #include <vector>
 
 using namespace llvm::omp::target::plugin;
@@ -231,6 +234,30 @@ TEST(KLEWaitTest, DeinitFreesNoBlockWhileACopyIsStaged) {
   D.complete(R.KLEStagedCopies, true);
   D.deinit([&](void *P) { ++Freed, std::free(P); });
   EXPECT_EQ(Freed, 1);
+}
+
+TEST(KLEWaitTest, ForkedChildFreesSlabsOfTheParentsPendingCopies) {
+  // A copy staged before fork() never completes in the child: the child's
+  // deinit frees the slabs all the same (its own pending copies would keep
+  // them).
+  KLECopyBackTy C;
+  Slabs S;
+  auto A = [&](size_t N) { return S.alloc(N); };
+  int X = 0;
+  AsyncInfo Q;
+  C.enqueued(Q, C.take(&X, 4, A), &X, 4);
+  pid_t Pid = fork();
+  ASSERT_GE(Pid, 0);
+  if (Pid == 0) {
+    int Freed = 0;
+    C.deinit([&](void *) { ++Freed; });
+    _exit(Freed == 1 ? 0 : 1);
+  }
+  int Status = 0;
+  ASSERT_EQ(waitpid(Pid, &Status, 0), Pid);
+  EXPECT_TRUE(WIFEXITED(Status) && WEXITSTATUS(Status) == 0) << Status;
+  C.complete(Q.KLEStagedCopies, true);
+  C.deinit([&](void *P) { std::free(P); });
 }
 
 TEST(KLEWaitTest, SizeClassesUpToTheMaximum) {

@@ -34,6 +34,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <pthread.h>
 #include <thread>
 
 namespace llvm::omp::target::plugin {
@@ -79,6 +80,17 @@ StatusT pollThenBlock(uint64_t BudgetUs, StatusT NotReady, QueryFn Query,
 /// every pinned range takes and returns a block without it. Thread-safe.
 class KLECopyBackTy {
 public:
+  KLECopyBackTy() {
+    // A forked child never sees the parent's pending copies complete: its
+    // deinit must not keep the slabs for them.
+    static std::once_flag Once;
+    std::call_once(Once, [] {
+      pthread_atfork(nullptr, nullptr, [] {
+        ForkGeneration.fetch_add(1, std::memory_order_relaxed);
+      });
+    });
+  }
+
   /// Returns pinned host memory of the given size, or nullptr.
   using AllocFnTy = llvm::function_ref<void *(size_t)>;
   using FreeFnTy = llvm::function_ref<void(void *)>;
@@ -148,6 +160,8 @@ public:
     std::lock_guard<std::mutex> L(AsyncInfo.Mutex);
     AsyncInfo.KLEStagedCopies.push_back({Block, Dst, Size});
     Outstanding.fetch_add(1, std::memory_order_relaxed);
+    EnqueueGeneration.store(ForkGeneration.load(std::memory_order_relaxed),
+                            std::memory_order_relaxed);
   }
   /// Returns \p Block (from take(), for \p Size bytes) unused.
   void release(void *Block, size_t Size) {
@@ -174,13 +188,17 @@ public:
   }
 
   /// Device teardown: frees every block with \p Free and forgets every
-  /// pinned range. While copies are still staged (an async info never seen
-  /// complete: work left in flight at exit), no block is freed, so no copy
-  /// lands in freed memory; the device's teardown reclaims them. Nothing else
-  /// may run on this object meanwhile.
+  /// pinned range. While copies this process enqueued are still staged (an
+  /// async info never seen complete: work left in flight at exit), no block
+  /// is freed, so no copy lands in freed memory; the device's teardown
+  /// reclaims them. Copies enqueued only before a fork() do not count in the
+  /// child. Nothing else may run on this object meanwhile.
   void deinit(FreeFnTy Free) {
     std::lock_guard<std::mutex> L(M);
-    if (!Outstanding.load(std::memory_order_relaxed))
+    bool PendingHere = Outstanding.load(std::memory_order_relaxed) &&
+                       EnqueueGeneration.load(std::memory_order_relaxed) ==
+                           ForkGeneration.load(std::memory_order_relaxed);
+    if (!PendingHere)
       for (void *S : Slabs)
         Free(S);
     Slabs.clear();
@@ -259,6 +277,10 @@ private:
   llvm::SmallVector<void *, 4> Slabs;
   /// Blocks taken and enqueued, not yet returned by complete().
   std::atomic<size_t> Outstanding{0};
+  /// ForkGeneration at the last enqueued(); the count of fork()s this
+  /// process descends from (incremented in each child).
+  std::atomic<unsigned> EnqueueGeneration{0};
+  static inline std::atomic<unsigned> ForkGeneration{0};
   std::atomic<uint64_t> Staged{0};
   StatsTy Stats;
 };
