@@ -4,14 +4,22 @@
 // entry a second time (upstream's targetDataContiguous; patch 0041 locks it
 // instead), which released other threads' locks: glibc aborted in
 // pthread_mutex_lock (status 134) in 9 of 10 runs on the CUDA stand-in,
-// whose staged copies back defer that post-processing.
+// whose staged copies back defer that post-processing. Each update is one
+// device-to-host copy (a re-run target task would copy again): 512 per
+// round, and the enter's one host-to-device copy.
 // RUN: %cuda{ %clang-sm90 %s -o %t.cuda %}
-// RUN: %cuda{ %cuda KLE_STANDIN_DELAY_US=0:3000 %t.cuda 40 | %fc %}
-// RUN: %cuda{ %cuda KLE_STANDIN_DELAY_US=0:3000 %t.cuda 40 | %fc %}
+// RUN: %cuda{ %cuda KLE_STANDIN_DELAY_US=0:3000 KLE_STANDIN_STATS=1 %t.cuda 40 2>&1 | %fcs=CHECK,CUDA %}
+// RUN: %cuda{ %cuda KLE_STANDIN_DELAY_US=0:3000 KLE_STANDIN_STATS=1 %t.cuda 40 2>&1 | %fcs=CHECK,CUDA %}
 // RUN: %hsa{ %clang-gfx90a %s -o %t.hsa %}
-// RUN: %hsa{ %hsa KLE_STANDIN_DELAY_US=2000:5000 %t.hsa 30 | %fc %}
+// RUN: %hsa{ %hsa KLE_STANDIN_DELAY_US=2000:5000 KLE_STANDIN_STATS=1 %t.hsa 30 2>&1 | %fcs=CHECK,HSA %}
 // CHECK-NOT: VIOLATION
-// CHECK: bad=0
+// CHECK-DAG: bad=0
+// CUDA-DAG: kle-standin: calls cuMemcpyDtoHAsync_v2=20480{{$}}
+// CUDA-DAG: kle-standin: calls cuMemcpyHtoDAsync_v2=1{{$}}
+// CUDA-DAG: kle-standin: launches=0 violations=0
+// HSA (one entry point for both directions): 1 + 30 * 512.
+// HSA-DAG: kle-hsa-standin: calls hsa_amd_memory_async_copy=15361{{$}}
+// HSA-DAG: kle-hsa-standin: launches=0 violations=0
 #include <stdio.h>
 #include <stdlib.h>
 
