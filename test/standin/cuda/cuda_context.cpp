@@ -140,7 +140,7 @@ EXPORT CUresult cuDeviceGetName(char *Name, int Len, CUdevice D) {
     return CUDA_ERROR_INVALID_VALUE;
   if (!validDev(D))
     return ERR_INVALID_DEVICE;
-  snprintf(Name, Len, "KLE CPU stand-in (sm_90, H100-like) #%d", D);
+  snprintf(Name, Len, "KLE CPU stand-in (sm_%d) #%d", cfg().SM, D);
   return CUDA_SUCCESS;
 }
 
@@ -202,6 +202,8 @@ EXPORT CUresult cuDeviceGetAttribute(int *V, CUdevice_attribute A, CUdevice D) {
       {109, 134213632}, {111, 1024},   {115, 1},      {116, 0}};
   auto It = T.find(I);
   *V = It == T.end() ? 0 : It->second;
+  if (I == 75 || I == 76) // COMPUTE_CAPABILITY_MAJOR, _MINOR
+    *V = I == 75 ? cfg().SM / 10 : cfg().SM % 10;
   return CUDA_SUCCESS;
 }
 

@@ -67,6 +67,11 @@ Config &cfg() {
     standin::plantedInit(); // COPY_US, SYNC_NOISE (malformed: exit 2)
     Config *C = new Config();
     C->NumDevices = standin::deviceCount(1, 64); // DEVICES (bad: exit 2)
+    uint64_t SM = 90;
+    if (const char *E = standin::frontEnv("SM"))
+      if (!standin::parseDecimal(E, 129, SM) || SM < 50)
+        standin::badFrontEnv("SM", E, "an sm number, a decimal from 50 to 129");
+    C->SM = int(SM);
     C->Kle = kleConfigFromEnv();
     return C;
   }();
@@ -157,6 +162,13 @@ void finalReport(const char *At) {
 
 static void onExit() {
   g().Exiting = true;
+  // The plugin offers the driver only images for the device's architecture;
+  // the others run on the host without a word from the runtime.
+  if (g().Initialized && cfg().NumDevices && !g().ModuleLoaded)
+    say("note: no image was loaded: the stand-in's devices are sm_%d "
+        "(KLE_CUDA_STANDIN_SM), and an image for another architecture runs "
+        "its regions on the host",
+        cfg().SM);
   if (anyCtxAlive()) {
     // The plugin normally releases its primary contexts from libomptarget's
     // destructor, which runs after this handler; the report (and the forced

@@ -85,6 +85,8 @@ namespace cuda_standin {
 // exit status, verbose, seed) are the core's: standin::cfg().
 struct Config {
   int NumDevices = 1;
+  /// The devices' compute capability as sm_SM (KLE_CUDA_STANDIN_SM).
+  int SM = 90;
   KleConfig Kle;
 };
 
@@ -241,6 +243,7 @@ struct Global {
   std::atomic<uint64_t> WriteOrder{0};
   std::atomic<uint64_t> StreamIds{0};
   std::atomic<bool> Exiting{false};
+  std::atomic<bool> ModuleLoaded{false}; // a cuModuleLoadData* succeeded
 };
 
 /// The global state (never destroyed).

@@ -132,8 +132,9 @@ static CUresult loadModule(const void *Image, Module *&Out) {
     return ERR_INVALID_IMAGE;
   unsigned SM = H.e_ident[EI_ABIVERSION] == 7 ? (H.e_flags & 0xff)
                                               : ((H.e_flags & 0xff00) >> 8);
-  if (SM / 10 != 9 || SM % 10 > 0) {
-    say("cuModuleLoadDataEx: cubin is for sm_%u, device is sm_90", SM);
+  const unsigned DevSM = unsigned(cfg().SM);
+  if (SM / 10 != DevSM / 10 || SM % 10 > DevSM % 10) {
+    say("cuModuleLoadDataEx: cubin is for sm_%u, device is sm_%u", SM, DevSM);
     return ERR_NO_BINARY_FOR_GPU;
   }
 
@@ -333,6 +334,7 @@ EXPORT CUresult cuModuleLoadDataEx(CUmodule *M, const void *Image, unsigned N,
   if (CUresult Err = loadModule(Image, Mod))
     return Err;
   *M = reinterpret_cast<CUmodule>(Mod);
+  g().ModuleLoaded = true;
   return CUDA_SUCCESS;
 }
 EXPORT CUresult cuModuleLoadData(CUmodule *M, const void *Image) {

@@ -40,6 +40,13 @@ struct AsyncInfoWrapperTy;
 /// Stable lower-case name ("copy", "staged", "zerocopy", "resident").
 llvm::StringRef toString(KLETransportKindTy Kind);
 
+/// One note on stderr when LIBOMPTARGET_KLE_STATS=1 or
+/// LIBOMPTARGET_KLE_TRANSPORT was set and no device's deinit counted a launch
+/// with a KLE (so no stats line was printed and no transport ran). Called by
+/// libomptarget's deinitRuntime after every plugin's deinit; not concurrently
+/// with a device's deinit.
+void noteUnusedKLEKnobs();
+
 /// What prepare() decided for one launch; passed back to finish().
 struct KLELaunchTy {
   KLETransportKindTy Kind = KLETransportKindTy::Copy;

@@ -23,6 +23,7 @@
 #include <chrono>
 #include <cinttypes>
 #include <mutex>
+#include <string>
 
 using namespace llvm;
 using namespace llvm::omp::target::plugin;
@@ -42,6 +43,9 @@ StringRef llvm::omp::target::plugin::toString(KLETransportKindTy Kind) {
 }
 
 namespace {
+/// Set by a device's deinit that counted a launch with a KLE.
+std::atomic<bool> AnyKLELaunch{false};
+
 /// Warn once per process about an invalid value of \p Var, whatever the
 /// number of devices.
 void warnInvalid(std::once_flag &Flag, const char *Var, const char *Value,
@@ -172,6 +176,8 @@ void KLETransportTy::deinit() {
   uint64_t Total = 0;
   for (uint64_t N : Stats.Launches)
     Total += N;
+  if (Total)
+    AnyKLELaunch.store(true, std::memory_order_relaxed);
   if (Print && (Total || Stats.Pool.SlabsAllocated)) {
     const KLESlotPoolStatsTy &P = Stats.Pool;
     fprintf(stderr, "omptarget KLE stats: device %d: launches",
@@ -200,6 +206,24 @@ void KLETransportTy::deinit() {
     MESSAGE("warning: KLE: device %d: freeing the transport's memory at "
             "deinit failed (the device's teardown continues): %s",
             Device.getDeviceId(), toString(std::move(Err)).c_str());
+}
+
+void llvm::omp::target::plugin::noteUnusedKLEKnobs() {
+  if (AnyKLELaunch.load(std::memory_order_relaxed))
+    return;
+  const char *Transport = std::getenv("LIBOMPTARGET_KLE_TRANSPORT");
+  const bool Stats =
+      readKLEEnvInteger("LIBOMPTARGET_KLE_STATS", 0, 0, 1).Value == 1;
+  if (!Stats && !(Transport && *Transport))
+    return;
+  std::string Asked = Stats ? "LIBOMPTARGET_KLE_STATS=1" : "";
+  if (Transport && *Transport)
+    Asked += std::string(Stats ? " and " : "") +
+             "LIBOMPTARGET_KLE_TRANSPORT=" + Transport;
+  MESSAGE("note: %s had no effect: no kernel with a KLE (a teams reduction) "
+          "was launched on a CUDA or AMDGPU device; regions that ran on the "
+          "host use no KLE transport",
+          Asked.c_str());
 }
 
 uint64_t KLETransportTy::reclaimSlotBuffers() {
