@@ -228,6 +228,8 @@ EXPORT hsa_status_t hsa_executable_load_agent_code_object(hsa_executable_t E, hs
     Rd = reinterpret_cast<Reader *>(R.handle);
   }
   hsa_status_t S = loadElf(*X, *Rd);
+  if (S == HSA_STATUS_SUCCESS)
+    g().CodeObjectLoaded = true;
   if (S == HSA_STATUS_SUCCESS && Loaded)
     Loaded->handle = reinterpret_cast<uint64_t>(X);
   return S;

@@ -165,11 +165,17 @@ void liveReport(const char *At) {
 }
 
 void finalReport(const char *Where) {
-  bool Init;
+  bool Init, EverInit;
   {
     std::lock_guard<std::mutex> G(g().Mtx);
     Init = g().InitCount > 0;
+    EverInit = g().EverInit;
   }
+  // The plugin offers the runtime only code objects for the agent's ISA;
+  // the others run on the host without a word from the runtime.
+  if (EverInit && !g().CodeObjectLoaded)
+    say("note: no code object was loaded: the stand-in's agent is gfx90a, "
+        "and an image for another architecture runs its regions on the host");
   if (Init)
     liveReport(Where);
 }

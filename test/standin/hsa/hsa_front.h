@@ -166,6 +166,7 @@ struct Global {
   std::mutex Mtx; // handles, launches' pending refs, in-flight maps, copies
   int InitCount = 0;
   bool EverInit = false;
+  std::atomic<bool> CodeObjectLoaded{false}; ///< a load succeeded
   std::unordered_map<uint64_t, Signal *> Signals;
   std::atomic<uint64_t> NextSignal{1};
   size_t LiveSignals = 0, PeakSignals = 0;
