@@ -13,7 +13,7 @@
 // and its checkDevice stopped at the first region ("failure of target
 // construct while offloading is mandatory", under every policy). Now
 // libomptarget hands libomp its entry points when it initializes (patch
-// 0051) and the launch path counts libomptarget's own devices (patch 0007):
+// 0052) and the launch path counts libomptarget's own devices (patch 0007):
 // the same lines as with the global libomptarget.
 // RUN: %clang-host -O2 -fPIC -shared %S/Inputs/region_lib.c -o %t.lib.so
 // RUN: %clang-nooffload -O2 %s -o %t -ldl

@@ -1,5 +1,5 @@
 // Two shapes of host-run ('if(0)') nowait target tasks, which run on libomp's
-// hidden helper threads, and how those threads sleep (patch 0050):
+// hidden helper threads, and how those threads sleep (patch 0051):
 // "nested": the task's body runs a nested parallel region that creates a
 // task, so the helper running it waits as the primary thread of a team of
 // its own; it must not sleep on the hidden helper semaphore there (nobody

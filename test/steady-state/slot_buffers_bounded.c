@@ -8,7 +8,7 @@
 // With a margin of 256 KiB, below what the slots keep after such a burst (1
 // to 4 MiB: 16 to 64 slots in flight at the peak), the allocation succeeds
 // only because a failed device allocation makes the transport give
-// back the buffers of free slots and the allocation is retried (patch 0042,
+// back the buffers of free slots and the allocation is retried (patch 0043,
 // KLETransportTy::reclaimSlotBuffers); before that it failed under zerocopy,
 // resident and staged, and succeeded under copy.
 // CUDA only: the program measures free device memory with cuMemGetInfo (the

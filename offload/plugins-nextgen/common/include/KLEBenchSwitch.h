@@ -36,7 +36,7 @@ int64_t benchWaitBudgetUs();
 } // namespace llvm
 
 extern "C" {
-/// For kle-bench (patch 0046): every device launches \p Name (zerocopy,
+/// For kle-bench (patch 0047): every device launches \p Name (zerocopy,
 /// resident, staged, copy; null or "": its own) from now, or, changing
 /// nothing, writes \p Err (\p Len bytes) and returns 1: bad name, 2: a slot
 /// is held, 3: a device lacks it. Must not race a launch.

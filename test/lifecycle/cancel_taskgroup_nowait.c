@@ -1,0 +1,47 @@
+// A sibling task cancels the taskgroup while its `target nowait` regions are
+// in flight. A target task whose device work is enqueued is re-queued until
+// its queue completes; once cancelled, libomp discarded it at each
+// re-run without querying its queue, and re-queued it again: the taskgroup's
+// end waited forever (upstream libomp; patch 0042 keeps such a task out of
+// the discard). Re-run tasks: no hidden helpers, or
+// LIBOMPTARGET_NOWAIT_DEFER=0. Every run hung or was at risk before (CUDA
+// stand-in, 0 helpers: 5 of 5); after, each finishes and every started
+// region's memory is freed.
+// REQUIRES: cuda-standin || hsa-standin
+// RUN: %cuda{ %clang-sm90 %s -o %t.cuda %}
+// RUN: %cuda{ %cuda OMP_CANCELLATION=true LIBOMP_NUM_HIDDEN_HELPER_THREADS=0 timeout 30 %t.cuda | %fcs=CHECK,CUDA %}
+// RUN: %cuda{ %cuda OMP_CANCELLATION=true LIBOMPTARGET_NOWAIT_DEFER=0 timeout 30 %t.cuda | %fcs=CHECK,CUDA %}
+// RUN: %cuda{ %cuda OMP_CANCELLATION=true timeout 30 %t.cuda | %fcs=CHECK,CUDA %}
+// RUN: %hsa{ %clang-gfx90a %s -o %t.hsa %}
+// RUN: %hsa{ %hsa OMP_CANCELLATION=true LIBOMP_NUM_HIDDEN_HELPER_THREADS=0 timeout 30 %t.hsa | %fcs=CHECK,HSA %}
+// CHECK: done
+// CUDA: kle-standin: live device=0 pinned=0 managed=0 {{.*}} at=cuDevicePrimaryCtxRelease
+// CUDA: kle-standin: launches={{[0-9]+}} violations=0
+// HSA: kle-hsa-standin: live device=0 {{.*}} signals=0 queues=0 {{.*}} at=hsa_shut_down
+// HSA: kle-hsa-standin: launches={{[0-9]+}} violations=0
+#include <stdio.h>
+
+static double A[64];
+
+int main(void) {
+  for (int Round = 0; Round < 4; ++Round) {
+#pragma omp parallel num_threads(2)
+#pragma omp single
+#pragma omp taskgroup
+    {
+      for (int K = 0; K < 32; ++K) {
+#pragma omp target map(tofrom : A) nowait
+        { A[0] += 1; }
+        if (K == 10) {
+#pragma omp task
+          {
+#pragma omp cancel taskgroup
+          }
+        }
+      }
+    }
+  }
+  printf("done\n");
+  fflush(stdout);
+  return 0;
+}
