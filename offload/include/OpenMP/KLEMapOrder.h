@@ -9,9 +9,9 @@
 // with a tofrom map.  Instead the entry remembers the queue of its last
 // transfer and a transfer id of the async info that enqueued it; a user on
 // another queue records the event on that queue when it needs it (while that
-// async info has not completed) and waits on it.  Recording later than the
-// transfer orders the user after everything on that queue by then: never
-// less than upstream's ordering, sometimes more.
+// async info has not completed; the first such user only) and waits on it.
+// Recording later than the transfer orders the user after everything on that
+// queue by then: never less than upstream's ordering, sometimes more.
 //
 // Transfer ids grow: an async info takes one at its first transfer, after it
 // acquired its queue, so after every earlier holder of that queue took its
@@ -119,6 +119,9 @@ inline TransfersTy &transfers() {
 struct LastTransferTy {
   void *Queue = nullptr; ///< null: nothing another queue must wait for
   uint64_t Id = 0;       ///< the transfer id of the async info that did it
+  /// The entry's event was recorded on Queue since the transfer: later
+  /// users wait on that record, which already follows the transfer.
+  bool EventRecorded = false;
 };
 
 /// After a transfer for the entry on \p Queue (null: it completed already)
@@ -128,6 +131,7 @@ inline void noteTransfer(LastTransferTy &T, void *Queue, uint64_t &AsyncId) {
     AsyncId = transfers().newId();
   T.Queue = Queue;
   T.Id = Queue ? AsyncId : 0;
+  T.EventRecorded = false;
 }
 
 /// Whether a user of the entry on \p Queue (null: none yet) must wait for its
