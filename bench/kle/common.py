@@ -14,9 +14,9 @@ PROG = "klebench"  # the running command's name in messages (set by klebench.py)
 TRANSPORTS = ("zerocopy", "resident", "staged", "copy")
 STANDIN_UID = "CUDA-" + "KLE-STANDIN".encode().hex()  # the stand-in's devices
 # Exit reports on stderr, never a complaint: the CUDA driver stand-in's, the
-# runtime's KLE stats and its note on KLE knobs that had no effect.
+# runtime's KLE stats and its note that no KLE transport ran.
 STANDIN_REPORT = re.compile(r'^(kle-standin: (live|peak|launches=|calls |note: no image)'
-                            r'|omptarget KLE stats:|"PluginInterface" message: note: .* had no effect)')
+                            r'|omptarget KLE stats:|"PluginInterface" message: note: .*so no KLE transport ran)')
 # LIBOMPTARGET_KLE_STATS=1's line: "... KLE stats: device N: launches
 # copy=..; fallbacks R=n ...; key=value ...".
 STATS_LINE = re.compile(r"KLE stats: device (?P<device>\d+): launches (?P<launches>[^;]*); "

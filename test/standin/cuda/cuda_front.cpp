@@ -68,9 +68,14 @@ Config &cfg() {
     Config *C = new Config();
     C->NumDevices = standin::deviceCount(1, 64); // DEVICES (bad: exit 2)
     uint64_t SM = 90;
+    static const unsigned Known[] = {50, 52, 53, 60, 61, 62, 70, 72, 75, 80,
+                                     86, 87, 89, 90, 100, 101, 103, 120, 121};
     if (const char *E = standin::frontEnv("SM"))
-      if (!standin::parseDecimal(E, 129, SM) || SM < 50)
-        standin::badFrontEnv("SM", E, "an sm number, a decimal from 50 to 129");
+      if (!standin::parseDecimal(E, 121, SM) ||
+          std::find(std::begin(Known), std::end(Known), SM) == std::end(Known))
+        standin::badFrontEnv("SM", E,
+                             "an sm number: 50, 52, 53, 60, 61, 62, 70, 72, 75, "
+                             "80, 86, 87, 89, 90, 100, 101, 103, 120 or 121");
     C->SM = int(SM);
     C->Kle = kleConfigFromEnv();
     return C;
@@ -165,9 +170,9 @@ static void onExit() {
   // The plugin offers the driver only images for the device's architecture;
   // the others run on the host without a word from the runtime.
   if (g().Initialized && cfg().NumDevices && !g().ModuleLoaded)
-    say("note: no image was loaded: the stand-in's devices are sm_%d "
-        "(KLE_CUDA_STANDIN_SM), and an image for another architecture runs "
-        "its regions on the host",
+    say("note: no image was loaded: no target region ran on the stand-in's "
+        "sm_%d devices (an image for another architecture runs its regions "
+        "on the host; KLE_CUDA_STANDIN_SM sets the devices' architecture)",
         cfg().SM);
   if (anyCtxAlive()) {
     // The plugin normally releases its primary contexts from libomptarget's

@@ -174,8 +174,9 @@ void finalReport(const char *Where) {
   // The plugin offers the runtime only code objects for the agent's ISA;
   // the others run on the host without a word from the runtime.
   if (EverInit && !g().CodeObjectLoaded)
-    say("note: no code object was loaded: the stand-in's agent is gfx90a, "
-        "and an image for another architecture runs its regions on the host");
+    say("note: no code object was loaded: no target region ran on the "
+        "stand-in's gfx90a agent (an image for another architecture runs its "
+        "regions on the host)");
   if (Init)
     liveReport(Where);
 }

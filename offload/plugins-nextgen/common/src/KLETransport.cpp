@@ -220,9 +220,10 @@ void llvm::omp::target::plugin::noteUnusedKLEKnobs() {
   if (Transport && *Transport)
     Asked += std::string(Stats ? " and " : "") +
              "LIBOMPTARGET_KLE_TRANSPORT=" + Transport;
-  MESSAGE("note: %s had no effect: no kernel with a KLE (a teams reduction) "
-          "was launched on a CUDA or AMDGPU device; regions that ran on the "
-          "host use no KLE transport",
+  MESSAGE("note: %s: no kernel with a KLE (a teams reduction) was launched "
+          "on a CUDA or AMDGPU device, so no KLE transport ran (regions "
+          "without a teams reduction, and regions that ran on the host, use "
+          "none)",
           Asked.c_str());
 }
 
