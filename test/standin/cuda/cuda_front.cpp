@@ -167,8 +167,9 @@ void finalReport(const char *At) {
 
 static void onExit() {
   g().Exiting = true;
-  // The plugin offers the driver only images for the device's architecture;
-  // the others run on the host without a word from the runtime.
+  // No image loaded: none was for this architecture (the plugin offers the
+  // driver only matching ones; the others run on the host without a word
+  // from the runtime), or no target region ran on a device.
   if (g().Initialized && cfg().NumDevices && !g().ModuleLoaded)
     say("note: no image was loaded: no target region ran on the stand-in's "
         "sm_%d devices (an image for another architecture runs its regions "

@@ -171,8 +171,9 @@ void finalReport(const char *Where) {
     Init = g().InitCount > 0;
     EverInit = g().EverInit;
   }
-  // The plugin offers the runtime only code objects for the agent's ISA;
-  // the others run on the host without a word from the runtime.
+  // No code object loaded: none was for the agent's ISA (the plugin loads
+  // only matching ones; the others run on the host without a word from the
+  // runtime), or no target region ran on the agent.
   if (EverInit && !g().CodeObjectLoaded)
     say("note: no code object was loaded: no target region ran on the "
         "stand-in's gfx90a agent (an image for another architecture runs its "

@@ -42,9 +42,9 @@ llvm::StringRef toString(KLETransportKindTy Kind);
 
 /// One note on stderr when LIBOMPTARGET_KLE_STATS=1 or
 /// LIBOMPTARGET_KLE_TRANSPORT was set and no device's deinit counted a launch
-/// with a KLE (so no transport ran and no launch stats line was printed). Called by
-/// libomptarget's deinitRuntime after every plugin's deinit; not concurrently
-/// with a device's deinit.
+/// with a KLE (no transport ran, no launch stats line was printed). Called
+/// by libomptarget's deinitRuntime after every plugin's deinit; not
+/// concurrently with a device's deinit.
 void noteUnusedKLEKnobs();
 
 /// What prepare() decided for one launch; passed back to finish().
