@@ -4,9 +4,9 @@
 // re-run without querying its queue, and re-queued it again: the taskgroup's
 // end waited forever (upstream libomp; patch 0042 keeps such a task out of
 // the discard). Re-run tasks: no hidden helpers, or
-// LIBOMPTARGET_NOWAIT_DEFER=0. Every run hung or was at risk before (CUDA
-// stand-in, 0 helpers: 5 of 5); after, each finishes and every started
-// region's memory is freed. Each region maps its own element: regions
+// LIBOMPTARGET_NOWAIT_DEFER=0. Before, the 0-helper run timed out (also
+// with LLVM 22.1.8's libomp and this libomptarget: 3 of 3 runs); after,
+// each run finishes and every started region's memory is freed. Each region maps its own element: regions
 // copying one object back concurrently would race in the program.
 // REQUIRES: cuda-standin || hsa-standin
 // The sanitizer job's TSan runs load Archer, an OMPT tool, so every target
