@@ -212,12 +212,13 @@ void llvm::omp::target::plugin::noteUnusedKLEKnobs() {
   if (AnyKLELaunch.load(std::memory_order_relaxed))
     return;
   const char *Transport = std::getenv("LIBOMPTARGET_KLE_TRANSPORT");
+  const bool AskedTransport = Transport && *Transport;
   const bool Stats =
       readKLEEnvInteger("LIBOMPTARGET_KLE_STATS", 0, 0, 1).Value == 1;
-  if (!Stats && !(Transport && *Transport))
+  if (!Stats && !AskedTransport)
     return;
   std::string Asked = Stats ? "LIBOMPTARGET_KLE_STATS=1" : "";
-  if (Transport && *Transport)
+  if (AskedTransport)
     Asked += std::string(Stats ? " and " : "") +
              "LIBOMPTARGET_KLE_TRANSPORT=" + Transport;
   MESSAGE("note: %s: no kernel with a KLE (a teams reduction) was launched "
